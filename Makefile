@@ -1,0 +1,35 @@
+# The two quick-start commands: `make run` and `make test` (see README.md).
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTHON ?= python3
+QUERY ?= what time is it in Tokyo
+
+.PHONY: setup run test lint typecheck unit clean
+
+setup: $(STAMP)
+
+# torch is pinned and installed first: any other torch requirement makes pip pull a
+# multi-GB CUDA build, and 2.13.0 is the CPU build this machine carries.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/mcp-router route --catalog examples/catalog.jsonl "$(QUERY)"
+
+lint: setup
+	$(BIN)/ruff check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

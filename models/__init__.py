@@ -1,0 +1,1 @@
+"""The manifest of known embedding models (`manifest.json`), shipped as package data."""

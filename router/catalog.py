@@ -1,0 +1,173 @@
+"""The tool catalog: immutable `ToolRecord`s and the snapshot that indexes them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.naming import NameCollision, assign_qualified_names
+
+JsonObject = dict[str, Any]
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NAME_SEPARATORS = re.compile(r"[_\-.:/~\s]+")
+
+
+def split_identifier(name: str) -> str:
+    """`get_currentTime` -> `get current Time`: identifiers read as words."""
+    words = _NAME_SEPARATORS.split(_CAMEL_BOUNDARY.sub(" ", name))
+    return " ".join(word for word in words if word)
+
+
+def _parameter_lines(schema: Mapping[str, Any] | None) -> list[str]:
+    """Parameter names (as words) and descriptions, top level and one level down."""
+    if not schema:
+        return []
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    lines: list[str] = []
+    for param, spec in properties.items():
+        text = split_identifier(str(param))
+        if isinstance(spec, Mapping):
+            description = spec.get("description")
+            if isinstance(description, str) and description.strip():
+                text += ": " + description.strip()
+            nested = spec.get("items") if spec.get("type") == "array" else spec
+            if isinstance(nested, Mapping) and nested is not spec:
+                lines.extend(_parameter_lines(nested))
+        lines.append(text)
+    return lines
+
+
+def build_search_text(server: str, name: str, description: str, schema: JsonObject | None) -> str:
+    """The text that is embedded and BM25-indexed for one tool."""
+    parts = [f"{split_identifier(name)} ({split_identifier(server)})", description.strip()]
+    params = _parameter_lines(schema)
+    if params:
+        parts.append("Parameters: " + "; ".join(params))
+    return "\n".join(part for part in parts if part)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecord:
+    """One upstream tool as the router knows it.
+
+    `fingerprint` hashes exactly what is embedded, so a changed description invalidates
+    the cached vector and nothing else does.
+    """
+
+    server: str
+    name: str
+    qualified_name: str
+    description: str
+    input_schema: JsonObject = field(compare=False)
+    annotations: JsonObject | None = field(default=None, compare=False)
+    title: str | None = None
+    server_description: str | None = None
+    search_text: str = ""
+    fingerprint: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.server, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as an upstream or a dataset line describes it, before it gets its name."""
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: JsonObject | None = None
+    annotations: JsonObject | None = None
+    title: str | None = None
+    server_description: str | None = None
+
+
+EMPTY_OBJECT_SCHEMA: JsonObject = {"type": "object", "properties": {}}
+
+
+def fingerprint_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def make_records(specs: Iterable[ToolSpec]) -> tuple[tuple[ToolRecord, ...], list[NameCollision]]:
+    """Turn specs into records with unique qualified names; report the collisions resolved."""
+    spec_list = _dedupe(specs)
+    names, collisions = assign_qualified_names([(s.server, s.name) for s in spec_list])
+    records = []
+    for spec, qualified in zip(spec_list, names, strict=True):
+        schema = spec.input_schema if isinstance(spec.input_schema, dict) else None
+        text = build_search_text(spec.server, spec.name, spec.description, schema)
+        records.append(
+            ToolRecord(
+                server=spec.server,
+                name=spec.name,
+                qualified_name=qualified,
+                description=spec.description,
+                input_schema=schema if schema is not None else dict(EMPTY_OBJECT_SCHEMA),
+                annotations=spec.annotations,
+                title=spec.title,
+                server_description=spec.server_description,
+                search_text=text,
+                fingerprint=fingerprint_text(text),
+            )
+        )
+    return tuple(records), collisions
+
+
+def _dedupe(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
+    """Keep the first definition of each (server, tool): an upstream lists a name once."""
+    seen: dict[tuple[str, str], ToolSpec] = {}
+    for spec in specs:
+        seen.setdefault((spec.server, spec.name), spec)
+    return list(seen.values())
+
+
+class Catalog:
+    """An immutable snapshot of every known tool, looked up by qualified name or key."""
+
+    def __init__(
+        self, records: tuple[ToolRecord, ...], collisions: Iterable[NameCollision] = ()
+    ) -> None:
+        self.records = records
+        self.collisions = tuple(collisions)
+        self._by_qualified = {r.qualified_name: r for r in records}
+        self._by_key = {r.key: r for r in records}
+        self._position = {r.qualified_name: i for i, r in enumerate(records)}
+
+    @classmethod
+    def from_specs(cls, specs: Iterable[ToolSpec]) -> Catalog:
+        records, collisions = make_records(specs)
+        return cls(records, collisions)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Any:
+        return iter(self.records)
+
+    def get(self, qualified_name: str) -> ToolRecord | None:
+        return self._by_qualified.get(qualified_name)
+
+    def by_key(self, server: str, name: str) -> ToolRecord | None:
+        return self._by_key.get((server, name))
+
+    def position(self, qualified_name: str) -> int:
+        return self._position[qualified_name]
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.server for r in self.records))
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever any tool's identity or embedded text changes."""
+        joined = json.dumps([[r.qualified_name, r.fingerprint] for r in self.records])
+        return fingerprint_text(joined)

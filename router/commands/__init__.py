@@ -1,0 +1,1 @@
+"""The CLI's subcommands, one module each; each prints its own output to stdout."""

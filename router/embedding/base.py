@@ -1,0 +1,32 @@
+"""The embedding interface the retrieval core depends on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, so scoring is a dot product."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable identity of the model; part of the cache key."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Shape (len(texts), dim)."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """Shape (dim,)."""
+        ...

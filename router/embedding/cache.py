@@ -1,0 +1,85 @@
+"""On-disk embedding cache: one SQLite file, rows keyed by (model id, tool fingerprint).
+
+SQLite gives atomic writes and safe concurrent readers for free, so two router processes
+can share one cache directory.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from router.embedding.base import Vectors
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, fingerprint)
+) WITHOUT ROWID
+"""
+_CHUNK = 500  # SQLite's default limit on bound parameters is 999
+
+
+def default_cache_dir() -> Path:
+    """`$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`."""
+    explicit = os.environ.get("MCP_ROUTER_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mcp-router"
+
+
+class EmbeddingCache:
+    """Vectors by fingerprint; blocking I/O, so call it from a worker thread in async code."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "embeddings.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=30)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(_SCHEMA)
+        return connection
+
+    def get_many(self, model_id: str, fingerprints: Iterable[str]) -> dict[str, Vectors]:
+        wanted = list(dict.fromkeys(fingerprints))
+        found: dict[str, Vectors] = {}
+        connection = self._connect()
+        try:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = connection.execute(
+                    "SELECT fingerprint, dim, vector FROM embeddings "
+                    f"WHERE model_id = ? AND fingerprint IN ({marks})",
+                    [model_id, *chunk],
+                )
+                for fingerprint, dim, blob in rows:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape == (dim,):
+                        found[fingerprint] = vector
+        finally:
+            connection.close()
+        return found
+
+    def put_many(self, model_id: str, vectors: Mapping[str, Vectors]) -> None:
+        rows: Sequence[tuple[str, str, int, bytes]] = [
+            (model_id, fp, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+            for fp, v in vectors.items()
+        ]
+        connection = self._connect()
+        try:
+            with connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
+                )
+        finally:
+            connection.close()

@@ -1,0 +1,40 @@
+"""Splitting a multi-step request into its parts, so each part can surface its own tool.
+
+"Find this week's trending papers, then write them into a PDF report" needs a search tool
+and a PDF tool; one embedding of the whole sentence tends to land near only one of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STEP_BOUNDARY = re.compile(
+    r"(?:[.;!?]\s+(?:and\s+)?(?:then\s+)?)"
+    r"|(?:,?\s+(?:and\s+)?then\s+)"
+    r"|(?:,?\s+(?:after that|afterwards|finally|next|followed by|subsequently)[,\s]+)"
+    r"|(?:,\s+and\s+)"
+    r"|(?:\s+and\s+(?:also\s+)?(?=(?:create|generate|send|save|write|upload|post|convert|"
+    r"export|download|search|find|get|fetch|retrieve|list|update|delete|add|analy[sz]e|"
+    r"summari[sz]e|translate|schedule|check|run|make|notify|email|share|store|book|compare)\b))",
+    re.IGNORECASE,
+)
+_MIN_WORDS = 3
+MAX_PARTS = 4
+
+
+def split_steps(query: str) -> list[str]:
+    """The step clauses of `query`; a single-step query gives an empty list."""
+    pieces = [p.strip(" ,.;") for p in _STEP_BOUNDARY.split(query)]
+    parts: list[str] = []
+    for piece in pieces:
+        if not piece:
+            continue
+        if parts and len(piece.split()) < _MIN_WORDS:
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    if len(parts) < 2:
+        return []
+    if len(parts) > MAX_PARTS:
+        parts = [*parts[: MAX_PARTS - 1], " ".join(parts[MAX_PARTS - 1 :])]
+    return parts

@@ -1,0 +1,24 @@
+"""Reciprocal rank fusion of several rankings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+RRF_K = 60.0
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[npt.NDArray[np.intp]],
+    weights: Sequence[float] | None = None,
+    k: float = RRF_K,
+) -> dict[int, float]:
+    """`sum(w / (k + rank))` over the rankings that hold each item (ranks are 1-based)."""
+    weights = weights if weights is not None else [1.0] * len(rankings)
+    fused: dict[int, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking.tolist(), start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused

@@ -1,0 +1,62 @@
+"""Lexical retrieval: BM25 (bm25s) over stemmed words, identifiers split into words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import bm25s
+import numpy as np
+import numpy.typing as npt
+import Stemmer
+
+from router.catalog import split_identifier
+from router.retrieval.dense import Ranking, top_n
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_\-.][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
+
+
+def normalise(text: str) -> str:
+    """Split `snake_case`, `kebab-case`, `dotted.names` and `camelCase` into words."""
+    return _IDENTIFIER.sub(lambda m: " ".join([m.group(0), split_identifier(m.group(0))]), text)
+
+
+class LexicalIndex:
+    """BM25 over the tools' search texts, English stop words removed, Snowball-stemmed."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._stemmer: Any = Stemmer.Stemmer("english")
+        self._size = len(texts)
+        self._bm25: Any = bm25s.BM25()
+        if texts:
+            tokens = bm25s.tokenize(
+                [normalise(t) for t in texts],
+                stopwords="en",
+                stemmer=self._stemmer,
+                show_progress=False,
+            )
+            self._bm25.index(tokens, show_progress=False)
+            self._vocab: dict[str, int] = dict(self._bm25.vocab_dict)
+        else:
+            self._vocab = {}
+
+    def scores(self, query: str) -> npt.NDArray[np.float32]:
+        if self._size == 0:
+            return np.zeros(0, dtype=np.float32)
+        tokens = bm25s.tokenize(
+            normalise(query),
+            stopwords="en",
+            stemmer=self._stemmer,
+            return_ids=False,
+            show_progress=False,
+        )[0]
+        known = [t for t in tokens if t in self._vocab]
+        if not known:
+            return np.zeros(self._size, dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def search(self, query: str, n: int) -> Ranking:
+        scores = self.scores(query)
+        positive = int(np.count_nonzero(scores > 0))
+        return top_n(scores, min(n, positive))

@@ -1,0 +1,146 @@
+import numpy as np
+import pytest
+
+from router.catalog import Catalog, ToolSpec
+from router.embedding.hashing import HashingEmbedder
+from router.errors import RouterError
+from router.retrieval.decompose import split_steps
+from router.retrieval.fusion import reciprocal_rank_fusion
+from router.retrieval.retriever import Retriever, SearchMode
+from tests.conftest import make_catalog
+
+
+def _catalog() -> Catalog:
+    return make_catalog(
+        ("time", "get_current_time", "Get the current time in a timezone"),
+        ("time", "convert_time", "Convert a time between timezones"),
+        ("fs", "read_file", "Read the contents of a file"),
+        ("fs", "write_file", "Write text into a file"),
+        ("papers", "search_papers", "Search trending research papers on arXiv"),
+        ("pdf", "create_pdf_report", "Create a PDF document report from text"),
+        ("mail", "send_email", "Send an email message to a recipient"),
+        ("misc", "search", "Search things"),
+    )
+
+
+def _retriever(catalog: Catalog | None = None, **kwargs: object) -> Retriever:
+    retriever, _ = Retriever.build(catalog or _catalog(), HashingEmbedder(), None, **kwargs)  # type: ignore[arg-type]
+    return retriever
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    fused = reciprocal_rank_fusion([np.array([3, 1]), np.array([1, 2])], k=60)
+    assert fused[1] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[3] == pytest.approx(1 / 61)
+    assert fused[2] == pytest.approx(1 / 62)
+
+
+def test_rrf_weights_scale_each_ranking() -> None:
+    fused = reciprocal_rank_fusion([np.array([0]), np.array([1])], weights=[2.0, 1.0], k=0)
+    assert fused == {0: 2.0, 1: 1.0}
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_every_mode_finds_the_obvious_tool(mode: SearchMode) -> None:
+    results = _retriever().search("read the contents of a file", k=3, mode=mode)
+    assert results[0].qualified_name == "fs__read_file"
+    assert [r.rank for r in results] == list(range(1, len(results) + 1))
+    # BM25 alone lists only tools that share a word with the query
+    assert len(results) == (2 if mode is SearchMode.BM25 else 3)
+
+
+def test_hybrid_results_carry_both_signals() -> None:
+    (top,) = _retriever().search("convert a time between timezones", k=1)
+    assert top.qualified_name == "time__convert_time"
+    assert top.dense_score is not None and top.dense_rank == 1
+    assert top.bm25_score is not None and top.bm25_rank == 1
+
+
+def test_single_signal_modes_carry_only_their_signal() -> None:
+    (dense,) = _retriever().search("write a file", k=1, mode=SearchMode.DENSE)
+    assert dense.bm25_score is None and dense.dense_score is not None
+    (bm25,) = _retriever().search("write a file", k=1, mode=SearchMode.BM25)
+    assert bm25.dense_score is None and bm25.bm25_score == bm25.score
+
+
+def test_a_query_that_names_a_tool_gets_it_first() -> None:
+    results = _retriever().search("please use send_email for the weather", k=2)
+    assert results[0].qualified_name == "mail__send_email"
+    assert results[0].exact_match
+
+
+def test_a_qualified_name_is_rescued_too() -> None:
+    results = _retriever().search("time__convert_time", k=1, mode=SearchMode.BM25)
+    assert results[0].qualified_name == "time__convert_time"
+    assert results[0].exact_match
+
+
+def test_plain_words_that_equal_a_tool_name_are_not_rescued() -> None:
+    results = _retriever().search("search for research papers", k=1)
+    assert results[0].qualified_name == "papers__search_papers"
+    assert not results[0].exact_match
+
+
+def test_pinned_tools_come_first_and_do_not_count_against_k() -> None:
+    retriever = _retriever(pins=["mail__send_email"])
+    results = retriever.search("read a file", k=2)
+    assert results[0].qualified_name == "mail__send_email"
+    assert results[0].pinned
+    assert len(results) == 3
+
+
+def test_unknown_pins_are_an_error() -> None:
+    with pytest.raises(RouterError, match="nope__tool"):
+        _retriever(pins=["nope__tool"])
+
+
+def test_budget_keeps_the_best_ranked_prefix_that_fits() -> None:
+    retriever = _retriever()
+    ranked = retriever.search("time in a timezone", k=8)
+    costs = {r.qualified_name: 10 * (i + 1) for i, r in enumerate(ranked)}
+    within = retriever.search(
+        "time in a timezone", k=None, budget=35, tool_tokens=lambda t: costs[t.qualified_name]
+    )
+    # 10 + 20 = 30 fits, + 30 = 60 does not
+    assert [r.qualified_name for r in within] == [r.qualified_name for r in ranked[:2]]
+
+
+def test_budget_smaller_than_the_first_tool_gives_nothing() -> None:
+    results = _retriever().search("time", k=None, budget=1, tool_tokens=lambda t: 100)
+    assert results == []
+
+
+def test_dense_modes_need_an_embedder() -> None:
+    retriever, _ = Retriever.build(_catalog(), None)
+    assert retriever.modes == (SearchMode.BM25,)
+    with pytest.raises(RouterError, match="bm25"):
+        retriever.search("read a file", mode=SearchMode.HYBRID)
+    assert retriever.search("read a file", k=1, mode=SearchMode.BM25)[0].tool.name == "read_file"
+
+
+def test_multi_step_requests_are_split_into_steps() -> None:
+    parts = split_steps("Find this week's trending papers, then write them into a PDF report")
+    assert parts == ["Find this week's trending papers", "write them into a PDF report"]
+    assert split_steps("what time is it in Tokyo") == []
+
+
+def test_each_step_of_a_request_surfaces_a_tool() -> None:
+    query = "Find trending research papers, then create a PDF report and send an email to Bob"
+    names = [r.qualified_name for r in _retriever().search(query, k=3)]
+    assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
+
+
+def test_ranking_is_deterministic() -> None:
+    first = [r.qualified_name for r in _retriever().search("file", k=8)]
+    second = [r.qualified_name for r in _retriever().search("file", k=8)]
+    assert first == second
+
+
+def test_empty_catalog_returns_nothing() -> None:
+    retriever, _ = Retriever.build(Catalog.from_specs([]), HashingEmbedder())
+    assert retriever.search("anything", k=3) == []
+
+
+def test_catalog_positions_match_records() -> None:
+    catalog = Catalog.from_specs([ToolSpec("a", "x", "d"), ToolSpec("b", "y", "e")])
+    assert [catalog.position(r.qualified_name) for r in catalog.records] == [0, 1]
