@@ -1,0 +1,478 @@
+"""The configuration file: Claude Desktop's `mcpServers` shape plus a `router` section.
+
+A Claude Desktop or Cursor file loads as it is; per-upstream router settings (`protocol`,
+`timeouts`, `include`, `exclude`, `disabled`) may be added to any server entry, and keys
+that other hosts put there (`autoApprove`, `type`, ...) are tolerated. Every error is a
+`ConfigError` naming the file, the field path and the fix.
+
+```json
+{"mcpServers": {
+   "time": {"command": "mcp-server-time"},
+   "docs": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}},
+ "router": {"k": 5, "pin": ["time/*"], "timeouts": {"connect": 20, "call": 60}}}
+```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PositiveFloat,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from router.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "EffectiveTimeouts",
+    "RemoteServer",
+    "RouterConfig",
+    "RouterSettings",
+    "ServerConfig",
+    "StdioServer",
+    "Timeouts",
+    "load_config",
+    "parse_config",
+]
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds from spawn to a listed tool set; a cold `npx` alone takes 10-12 s."""
+DEFAULT_CALL_TIMEOUT = 120.0
+
+logger = logging.getLogger(__name__)
+
+# Keys other hosts write into a server entry; accepted without a warning.
+_FOREIGN_KEYS = frozenset(
+    {
+        "type",
+        "autoApprove",
+        "alwaysAllow",
+        "timeout",
+        "description",
+        "transportType",
+        "envFile",
+        "enabled",
+        "name",
+        "icon",
+        "notes",
+        "oauth",
+    }
+)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SERVER_KINDS = ("stdio", "remote")
+
+
+def _scalar_to_str(value: Any) -> Any:
+    """`"PORT": 3000` in env or args is common in hand-written files: read it as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def _expand_vars(value: str, info: ValidationInfo) -> str:
+    """Replace `${VAR}` / `${VAR:-default}` from the environment given as context."""
+    context = info.context if isinstance(info.context, Mapping) else {}
+    environ: Mapping[str, str] = context.get("environ", os.environ)
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise PydanticCustomError(
+            "env_var_missing",
+            "environment variable {var} is not set",
+            {"var": name},
+        )
+
+    return _VAR.sub(substitute, value)
+
+
+Text = Annotated[str, BeforeValidator(_scalar_to_str)]
+ExpandedText = Annotated[str, BeforeValidator(_scalar_to_str), AfterValidator(_expand_vars)]
+Pattern = Annotated[str, Field(min_length=1)]
+
+
+class Timeouts(BaseModel):
+    """Seconds to wait; unset values fall back to the `router.timeouts` defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    connect: PositiveFloat | None = None
+    call: PositiveFloat | None = None
+
+
+class EffectiveTimeouts(BaseModel):
+    """The timeouts one upstream runs with, defaults applied."""
+
+    model_config = ConfigDict(frozen=True)
+
+    connect: float = DEFAULT_CONNECT_TIMEOUT
+    call: float = DEFAULT_CALL_TIMEOUT
+
+
+def _check_protocol(value: str) -> str:
+    allowed = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+    if value not in allowed:
+        raise PydanticCustomError(
+            "protocol_setting",
+            "unknown protocol setting '{value}'; use one of {allowed}",
+            {"value": value, "allowed": ", ".join(allowed)},
+        )
+    return value
+
+
+class _ServerBase(BaseModel):
+    """Settings every upstream entry shares; unknown keys from other hosts are kept, unused."""
+
+    model_config = ConfigDict(extra="allow")
+
+    disabled: bool = False
+    protocol: Annotated[str, AfterValidator(_check_protocol)] = "auto"
+    """`auto` probes `server/discover` once and remembers the answer; `legacy` always uses the
+    `initialize` handshake (no probe); a modern version such as `2026-07-28` skips the probe."""
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    include: list[Pattern] = Field(default_factory=list)
+    exclude: list[Pattern] = Field(default_factory=list)
+
+    @property
+    def connect_mode(self) -> str:
+        """The protocol setting as the SDK `Client(mode=...)` spells it."""
+        return "legacy" if self.protocol in HANDSHAKE_PROTOCOL_VERSIONS else self.protocol
+
+
+class StdioServer(_ServerBase):
+    """A local server started as a child process speaking MCP on stdin/stdout."""
+
+    command: Annotated[str, Field(min_length=1)]
+    args: list[Text] = Field(default_factory=list)
+    env: dict[str, ExpandedText] = Field(default_factory=dict)
+    cwd: Path | None = None
+
+
+class RemoteServer(_ServerBase):
+    """A server reached over HTTP (streamable HTTP, or legacy SSE)."""
+
+    url: str
+    transport: Literal["streamable-http", "sse"] | None = None
+    headers: dict[str, ExpandedText] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise PydanticCustomError(
+                "url_scheme", "'{value}' is not an http(s) URL", {"value": value}
+            )
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _transport_from_type(cls, data: Any) -> Any:
+        """Cursor and Claude Code spell the transport `type: "http" | "sse"`."""
+        if isinstance(data, dict) and "transport" not in data:
+            kind = data.get("type")
+            if kind in ("http", "streamable-http", "streamableHttp", "streamable_http"):
+                return {**data, "transport": "streamable-http"}
+            if kind == "sse":
+                return {**data, "transport": "sse"}
+        return data
+
+    @property
+    def effective_transport(self) -> Literal["streamable-http", "sse"]:
+        """The configured transport, else `sse` for a path ending in `/sse`."""
+        if self.transport is not None:
+            return self.transport
+        path = urlsplit(self.url).path.rstrip("/")
+        return "sse" if path.endswith("/sse") else "streamable-http"
+
+
+def _server_kind(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        if "command" in value:
+            return "stdio"
+        if "url" in value:
+            return "remote"
+    if isinstance(value, StdioServer):
+        return "stdio"
+    if isinstance(value, RemoteServer):
+        return "remote"
+    return None
+
+
+ServerConfig = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[RemoteServer, Tag("remote")],
+    Discriminator(
+        _server_kind,
+        custom_error_type="server_kind",
+        custom_error_message="the entry has neither `command` nor `url`",
+    ),
+]
+
+
+class RouterSettings(BaseModel):
+    """The `router` section: how the routed server behaves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(default=5, ge=1, le=100)
+    pin: list[Pattern] = Field(default_factory=list)
+    """Tools always listed: qualified names (`time__get_current_time`) or `server/tool` globs."""
+    mode: Literal["search", "dynamic"] = "search"
+    model: Annotated[str, Field(min_length=1)] = "all-MiniLM-L6-v2"
+    cache_dir: Path | None = None
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    disabled: list[str] = Field(default_factory=list)
+    include: list[Pattern] = Field(default_factory=list)
+    exclude: list[Pattern] = Field(default_factory=list)
+
+
+class RouterConfig(BaseModel):
+    """A whole configuration file; other top-level keys (a host's own settings) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    servers: dict[str, ServerConfig] = Field(
+        validation_alias=AliasChoices("mcpServers", "mcp_servers", "servers")
+    )
+    router: RouterSettings = Field(default_factory=RouterSettings)
+    source: Path | None = Field(default=None, exclude=True)
+    """The file this was loaded from, if any."""
+
+    @field_validator("servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
+        for name in servers:
+            if not name.strip() or "/" in name or any(ch.isspace() for ch in name):
+                raise PydanticCustomError(
+                    "server_name",
+                    "server name '{name}' must be non-empty, without '/' or spaces",
+                    {"name": name},
+                )
+        return servers
+
+    @model_validator(mode="after")
+    def _disabled_names_exist(self) -> RouterConfig:
+        for index, name in enumerate(self.router.disabled):
+            if name not in self.servers:
+                known = ", ".join(sorted(self.servers)) or "none"
+                raise ConfigError(
+                    f"router.disabled[{index}]: '{name}' is not a server in mcpServers "
+                    f"(known: {known}). Fix: correct the name or remove it."
+                )
+        return self
+
+    def enabled_servers(self) -> dict[str, StdioServer | RemoteServer]:
+        """Servers to start: all less `router.disabled` and entries with `disabled: true`."""
+        off = set(self.router.disabled)
+        return {
+            name: server
+            for name, server in self.servers.items()
+            if name not in off and not server.disabled
+        }
+
+    def timeouts_for(self, name: str) -> EffectiveTimeouts:
+        """The server's own timeouts, else `router.timeouts`, else the built-in defaults."""
+        own = self.servers[name].timeouts
+        default = self.router.timeouts
+        return EffectiveTimeouts(
+            connect=own.connect or default.connect or DEFAULT_CONNECT_TIMEOUT,
+            call=own.call or default.call or DEFAULT_CALL_TIMEOUT,
+        )
+
+
+def parse_config(
+    data: Any,
+    *,
+    source: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> RouterConfig:
+    """Validate already-parsed config data.
+
+    Args:
+        data: The decoded JSON or TOML document.
+        source: The file it came from: named in errors, and the base of relative paths.
+        environ: Variables for `${VAR}` expansion; defaults to `os.environ`.
+
+    Raises:
+        ConfigError: The data is not a valid configuration.
+    """
+    where = str(source) if source is not None else "<config>"
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{where}: the top level is not an object. "
+            'Fix: write {"mcpServers": {"name": {"command": ...}}}.'
+        )
+    context = {"environ": os.environ if environ is None else environ}
+    try:
+        config = RouterConfig.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_describe(where, error) for error in exc.errors())) from None
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    for name, server in config.servers.items():
+        unknown = sorted(set(server.model_extra or {}) - _FOREIGN_KEYS)
+        if unknown:
+            logger.warning("%s: mcpServers.%s: ignoring unknown keys %s", where, name, unknown)
+    base = Path(source).parent if source is not None else Path.cwd()
+    return _resolve_paths(config, base, Path(source) if source is not None else None)
+
+
+def load_config(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> RouterConfig:
+    """Read a JSON or TOML configuration file (a Claude Desktop file works as it is).
+
+    Raises:
+        ConfigError: The file is missing, unparseable or invalid; the message names the
+            file, the field and the fix.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: no such file. Fix: pass the path of a config file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot be read ({exc}).") from None
+    return parse_config(_decode(file, text), source=file, environ=environ)
+
+
+def _decode(file: Path, text: str) -> Any:
+    """JSON for `.json`, TOML for `.toml`; anything else is tried as JSON, then TOML."""
+    suffix = file.suffix.lower()
+    if suffix == ".toml":
+        return _decode_toml(file, text)
+    if suffix == ".json":
+        return _decode_json(file, text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            pass
+    raise ConfigError(
+        f"{file}: neither valid JSON nor valid TOML. Fix: name it .json or .toml "
+        "to see the exact syntax error."
+    )
+
+
+def _decode_json(file: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{file}: line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg}). "
+            "Fix: correct the syntax there (JSON allows no comments or trailing commas)."
+        ) from None
+
+
+def _decode_toml(file: Path, text: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: invalid TOML ({exc}). Fix: correct the syntax there.") from None
+
+
+def _resolve_paths(config: RouterConfig, base: Path, source: Path | None) -> RouterConfig:
+    """Relative `cwd` and `cache_dir` are relative to the config file, as a reader expects."""
+
+    def resolve(path: Path | None) -> Path | None:
+        if path is None:
+            return None
+        path = path.expanduser()
+        return path if path.is_absolute() else base / path
+
+    servers: dict[str, StdioServer | RemoteServer] = {}
+    for name, server in config.servers.items():
+        if isinstance(server, StdioServer) and server.cwd is not None:
+            server = server.model_copy(update={"cwd": resolve(server.cwd)})
+        servers[name] = server
+    router = config.router.model_copy(update={"cache_dir": resolve(config.router.cache_dir)})
+    return config.model_copy(update={"servers": servers, "router": router, "source": source})
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """`("mcpServers", "time", "stdio", "args", 0)` -> `mcpServers.time.args[0]`."""
+    parts: list[str] = []
+    for index, item in enumerate(loc):
+        if index == 2 and item in _SERVER_KINDS:
+            continue  # the union tag pydantic adds is not a key in the file
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + item)
+    return "".join(parts) or "(top level)"
+
+
+_FIXES: dict[str, str] = {
+    "missing": "add it",
+    "server_kind": "give the entry `command` (and `args`) to start a local server, "
+    "or `url` for a remote one",
+    "list_type": 'write a list, e.g. ["--flag", "value"]',
+    "dict_type": 'write an object, e.g. {"NAME": "value"}',
+    "string_type": "write a string in quotes",
+    "int_type": "write a whole number",
+    "int_parsing": "write a whole number",
+    "int_from_float": "write a whole number",
+    "float_parsing": "write a number of seconds",
+    "float_type": "write a number of seconds",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than_equal": "use a smaller value",
+    "literal_error": "use one of the values named",
+    "bool_type": "write true or false",
+    "bool_parsing": "write true or false",
+    "string_too_short": "write a non-empty value",
+    "env_var_missing": "set it in the environment the router starts in, "
+    "or give a default as ${NAME:-default}",
+    "protocol_setting": "use one of the values named",
+    "url_scheme": "use an http:// or https:// URL",
+    "server_name": "rename the server",
+}
+
+
+def _describe(where: str, error: Any) -> str:
+    loc: tuple[int | str, ...] = tuple(error["loc"])
+    kind: str = error["type"]
+    if kind == "extra_forbidden":
+        return (
+            f"{where}: {_field_path(loc)}: unknown key. Fix: remove it, or use one of: "
+            f"{', '.join(_allowed_keys(loc[:-1]))}."
+        )
+    fix = _FIXES.get(kind, "see the configuration section of the README")
+    return f"{where}: {_field_path(loc)}: {error['msg']}. Fix: {fix}."
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """Only the two closed models can reject a key: `timeouts` objects and `router`."""
+    model: type[BaseModel] = Timeouts if loc and loc[-1] == "timeouts" else RouterSettings
+    return list(model.model_fields)

@@ -1,0 +1,136 @@
+"""All configured upstreams, started together and served side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Self
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
+
+from router.catalog import ToolSpec
+from router.config import RouterConfig
+from router.errors import ToolNotFound
+from router.upstream.backoff import BackoffPolicy
+from router.upstream.filtering import ToolFilter
+from router.upstream.negotiation import ProtocolMemory
+from router.upstream.state import UpstreamStatus
+from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
+
+PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
+
+
+class UpstreamPool:
+    """Every enabled upstream of a config, each in its own owner task.
+
+    Use as `async with UpstreamPool(config, on_tools_changed=...) as pool:`; entering
+    starts all upstreams concurrently and returns at once (a slow upstream's tools arrive
+    later through the callback), exiting stops them all. Enter and exit in one task.
+    """
+
+    def __init__(
+        self,
+        config: RouterConfig,
+        *,
+        on_tools_changed: ToolsChanged | None = None,
+        on_status_changed: StatusChanged | None = None,
+        memory: ProtocolMemory | None = None,
+        backoff: BackoffPolicy | None = None,
+    ) -> None:
+        if memory is None:
+            cache_dir = config.router.cache_dir
+            memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
+        self._upstreams = {
+            name: Upstream(
+                name,
+                server,
+                timeouts=config.timeouts_for(name),
+                tool_filter=ToolFilter.for_server(config, name),
+                on_tools_changed=on_tools_changed,
+                on_status_changed=on_status_changed,
+                memory=memory,
+                backoff=backoff,
+            )
+            for name, server in config.enabled_servers().items()
+        }
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise RuntimeError("UpstreamPool is already running")
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        for name, upstream in self._upstreams.items():
+            task_group.start_soon(upstream.run, name=f"upstream {name}")
+        self._task_group = task_group
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        task_group, self._task_group = self._task_group, None
+        assert task_group is not None
+        task_group.cancel_scope.cancel()
+        return await task_group.__aexit__(exc_type, exc_val, exc_tb)
+
+    @property
+    def upstreams(self) -> Mapping[str, Upstream]:
+        return self._upstreams
+
+    def upstream(self, server: str) -> Upstream:
+        """The named upstream.
+
+        Raises:
+            KeyError: No enabled upstream has that name.
+        """
+        return self._upstreams[server]
+
+    def statuses(self) -> dict[str, UpstreamStatus]:
+        return {name: upstream.status for name, upstream in self._upstreams.items()}
+
+    def tools(self) -> dict[str, tuple[ToolSpec, ...]]:
+        """Each upstream's last listed tools (kept while it is down)."""
+        return {name: upstream.tools for name, upstream in self._upstreams.items()}
+
+    async def wait_settled(self) -> dict[str, UpstreamStatus]:
+        """Wait until every upstream's first attempt has ended (bound it with `fail_after`)."""
+        for upstream in self._upstreams.values():
+            await upstream.wait_settled()
+        return self.statuses()
+
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, object] | None = None,
+        *,
+        progress_callback: ProgressFnT | None = None,
+        meta: types.RequestParamsMeta | None = None,
+    ) -> types.CallToolResult:
+        """Forward `tools/call` to `server` and return its result unchanged.
+
+        Raises:
+            MCPError: The upstream's JSON-RPC error, with its code.
+            ToolNotFound: No such (enabled) server, or the tool is filtered out.
+            UpstreamUnavailable / UpstreamTimeout / UpstreamProtocolError: see `Upstream.call_tool`.
+        """
+        upstream = self._upstreams.get(server)
+        if upstream is None:
+            raise ToolNotFound(f"{server}/{tool}")
+        return await upstream.call_tool(
+            tool, arguments, progress_callback=progress_callback, meta=meta
+        )
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        return await self.upstream(server).read_resource(uri)
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str] | None = None
+    ) -> types.GetPromptResult:
+        return await self.upstream(server).get_prompt(name, arguments)

@@ -1,0 +1,44 @@
+"""What one upstream is doing now, as a snapshot the server layer and `inspect` can show."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class UpstreamState(enum.StrEnum):
+    """The life of one upstream: connecting -> healthy -> unhealthy -> connecting ... stopped."""
+
+    CONNECTING = "connecting"
+    HEALTHY = "healthy"
+    UNHEALTHY = "unhealthy"
+    """Down (never came up, died or hung); a retry is scheduled."""
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamStatus:
+    """One upstream's state at the moment it was taken."""
+
+    name: str
+    state: UpstreamState
+    transport: str
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    tool_count: int = 0
+    resource_count: int = 0
+    prompt_count: int = 0
+    attempts: int = 0
+    """Connection attempts so far, the current one included."""
+    settled: bool = False
+    """Whether the first attempt has ended, in success or failure."""
+    connect_seconds: float | None = None
+    """Spawn (or dial) to a complete listing, on the last successful connect."""
+    last_error: str | None = None
+    retry_in: float | None = None
+    """Seconds until the next attempt, while unhealthy."""
+
+    @property
+    def healthy(self) -> bool:
+        return self.state is UpstreamState.HEALTHY

@@ -1,0 +1,86 @@
+"""A stdio child's stderr, line by line, into the router's log (never onto stdout).
+
+The SDK hands `errlog` to the child as its stderr file, so it must be a real file
+descriptor: a pipe whose read end a task drains without blocking the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TextIO
+
+import anyio
+
+logger = logging.getLogger(__name__)
+
+MAX_LINE = 4000
+"""Longer lines are cut: one runaway line must not flood the log."""
+_DRAIN_TIMEOUT = 1.0
+"""After the child is gone: time for what is left in the pipe; a grandchild may hold it open."""
+
+
+class _LineLogger:
+    def __init__(self, upstream: str) -> None:
+        self._upstream = upstream
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        for line in lines:
+            self._emit(line)
+        if len(self._partial) > MAX_LINE:
+            self._emit(self._partial)
+            self._partial = b""
+
+    def flush(self) -> None:
+        if self._partial:
+            self._emit(self._partial)
+            self._partial = b""
+
+    def _emit(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip()
+        if text:
+            logger.info("[%s] %s", self._upstream, text[:MAX_LINE])
+
+
+@asynccontextmanager
+async def stderr_to_log(upstream: str) -> AsyncIterator[TextIO]:
+    """Yield a writable file to pass as the child's stderr; its lines go to this logger."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    errlog = os.fdopen(write_fd, "w", encoding="utf-8")
+    lines = _LineLogger(upstream)
+    done = anyio.Event()
+
+    async def pump() -> None:
+        try:
+            while True:
+                await anyio.wait_readable(read_fd)
+                try:
+                    chunk = os.read(read_fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return  # every writer (the child, our copy) has closed
+                lines.feed(chunk)
+        finally:
+            lines.flush()
+            done.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            try:
+                yield errlog
+            finally:
+                # The child has exited by now; closing our copy lets the pump see EOF.
+                errlog.close()
+                with anyio.move_on_after(_DRAIN_TIMEOUT, shield=True):
+                    await done.wait()
+                tg.cancel_scope.cancel()
+    finally:
+        anyio.notify_closing(read_fd)
+        os.close(read_fd)

@@ -1,0 +1,108 @@
+"""Transports to one upstream, each reporting the moment its connection ends.
+
+The SDK's `Client` does not say when a stdio child dies: its dispatcher just sees the end
+of the read stream. Wrapping that stream lets the owner task notice and reconnect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._stream_protocols import ReadStream
+from mcp.shared.message import SessionMessage
+
+from router.config import RemoteServer, StdioServer
+from router.upstream.environment import child_environment
+from router.upstream.stderr import stderr_to_log
+
+
+class _WatchedReadStream:
+    """A read stream that sets `ended` when the peer's side of the connection ends."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], ended: anyio.Event) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    @property
+    def last_context(self) -> Any:
+        # The dispatcher reads this duck-typed attribute for per-message contextvars.
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+def stdio_parameters(server: StdioServer) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=server.command,
+        args=list(server.args),
+        env=child_environment(server.env),
+        cwd=server.cwd,
+    )
+
+
+@asynccontextmanager
+async def open_transport(
+    name: str, server: StdioServer | RemoteServer, ended: anyio.Event
+) -> AsyncIterator[TransportStreams]:
+    """Connect to one upstream; `ended` is set when the connection drops.
+
+    Enter and exit it in one task: it owns a task group and, for stdio, a child process.
+    """
+    if isinstance(server, StdioServer):
+        # stderr outlives the child: the SDK stops the child before the pipe is drained.
+        async with (
+            stderr_to_log(name) as errlog,
+            stdio_client(stdio_parameters(server), errlog=errlog) as (read, write),
+        ):
+            yield _WatchedReadStream(read, ended), write
+    elif server.effective_transport == "sse":
+        async with sse_client(server.url, headers=dict(server.headers)) as (read, write):
+            yield _WatchedReadStream(read, ended), write
+    else:
+        async with (
+            create_mcp_http_client(headers=dict(server.headers)) as http,
+            streamable_http_client(server.url, http_client=http) as (read, write),
+        ):
+            yield _WatchedReadStream(read, ended), write
+
+
+def transport_name(server: StdioServer | RemoteServer) -> str:
+    return "stdio" if isinstance(server, StdioServer) else server.effective_transport

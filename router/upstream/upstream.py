@@ -1,0 +1,511 @@
+"""One upstream server, owned by one task for its whole life.
+
+`Upstream.run` is that task: it opens the SDK `Client`, lists everything, serves until the
+connection ends, and reconnects with backoff; the client is entered and exited in that
+task only (a client shared across tasks fails with "exit cancel scope in a different
+task"). Other tasks call through `call_tool` & co., which fail fast while it is down.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+import anyio.lowlevel
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.subscriptions import (
+    ListenNotSupportedError,
+    PromptsListChanged,
+    ResourcesListChanged,
+    SubscriptionLost,
+    ToolsListChanged,
+)
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from router import __version__
+from router.catalog import ToolSpec
+from router.config import EffectiveTimeouts, RemoteServer, StdioServer
+from router.errors import (
+    ToolNotFound,
+    UpstreamError,
+    UpstreamProtocolError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from router.upstream.backoff import BackoffPolicy
+from router.upstream.convert import server_description, tool_spec
+from router.upstream.filtering import ToolFilter
+from router.upstream.listing import Listing, list_everything, list_prompts, list_resources
+from router.upstream.listing import list_tools as fetch_tools
+from router.upstream.negotiation import (
+    ProtocolMemory,
+    adopt_discover,
+    choose_mode,
+    negotiated_mode,
+    upstream_key,
+)
+from router.upstream.state import UpstreamState, UpstreamStatus
+from router.upstream.transport import open_transport, transport_name
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = types.Implementation(name="mcp-router", version=__version__)
+
+ToolsChanged = Callable[[str, tuple[ToolSpec, ...]], Awaitable[None]]
+"""`(server, tools)`, awaited in the upstream's task after every (re)listing."""
+StatusChanged = Callable[[UpstreamStatus], None]
+
+_T = TypeVar("_T")
+_PROTOCOL_FAILURES = (MCPError, ValidationError, RuntimeError, UpstreamProtocolError)
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class _RelistRequests:
+    """Kinds of list an upstream announced as changed, waiting for the re-list task."""
+
+    def __init__(self) -> None:
+        self._kinds: set[str] = set()
+        self._event = anyio.Event()
+
+    def add(self, kind: str) -> None:
+        self._kinds.add(kind)
+        self._event.set()
+
+    async def take(self) -> set[str]:
+        await self._event.wait()
+        kinds, self._kinds, self._event = self._kinds, set(), anyio.Event()
+        return kinds
+
+
+class Upstream:
+    """A configured upstream: its connection, its listing and its health."""
+
+    def __init__(
+        self,
+        name: str,
+        server: StdioServer | RemoteServer,
+        *,
+        timeouts: EffectiveTimeouts | None = None,
+        tool_filter: ToolFilter | None = None,
+        on_tools_changed: ToolsChanged | None = None,
+        on_status_changed: StatusChanged | None = None,
+        memory: ProtocolMemory | None = None,
+        backoff: BackoffPolicy | None = None,
+    ) -> None:
+        self.name = name
+        self.server = server
+        self.timeouts = timeouts or EffectiveTimeouts()
+        self._filter = tool_filter or ToolFilter()
+        self._on_tools_changed = on_tools_changed
+        self._on_status_changed = on_status_changed
+        self._memory = memory or ProtocolMemory()
+        self._backoff = backoff or BackoffPolicy()
+        self._client: Client | None = None
+        self._ended = anyio.Event()
+        self._retry_now = anyio.Event()
+        self._changed = anyio.Event()
+        self._listing = Listing()
+        self._tools: tuple[ToolSpec, ...] = ()
+        self._server_info: types.Implementation | None = None
+        self._protocol_version: str | None = None
+        self._state = UpstreamState.CONNECTING
+        self._attempts = 0
+        self._settled = False
+        self._connect_seconds: float | None = None
+        self._last_error: str | None = None
+        self._retry_at: float | None = None
+        self._healthy_since: float | None = None
+
+    # -- what the server layer reads -------------------------------------------------
+
+    @property
+    def state(self) -> UpstreamState:
+        return self._state
+
+    @property
+    def status(self) -> UpstreamStatus:
+        retry_in = None
+        if self._retry_at is not None and self._state is UpstreamState.UNHEALTHY:
+            retry_in = max(0.0, self._retry_at - anyio.current_time())
+        info = self._server_info
+        return UpstreamStatus(
+            name=self.name,
+            state=self._state,
+            transport=transport_name(self.server),
+            protocol_version=self._protocol_version,
+            server_name=info.name if info else None,
+            server_version=info.version if info else None,
+            tool_count=len(self._tools),
+            resource_count=len(self._listing.resources) + len(self._listing.resource_templates),
+            prompt_count=len(self._listing.prompts),
+            attempts=self._attempts,
+            settled=self._settled,
+            connect_seconds=self._connect_seconds,
+            last_error=self._last_error,
+            retry_in=retry_in,
+        )
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The last listing's tools, filtered; kept while the upstream is down."""
+        return self._tools
+
+    @property
+    def listing(self) -> Listing:
+        """The last complete listing as the SDK types it (tools filtered)."""
+        return self._listing
+
+    async def wait_for(self, *states: UpstreamState) -> UpstreamStatus:
+        """Wait until the upstream is in one of `states` (bound it with `fail_after`)."""
+        while self._state not in states:
+            await self._changed.wait()
+        return self.status
+
+    async def wait_settled(self) -> UpstreamStatus:
+        """Wait until the first connection attempt has succeeded or failed."""
+        while not self._settled:
+            await self._changed.wait()
+        return self.status
+
+    def restart(self) -> None:
+        """Drop the current connection, if any, and reconnect without waiting out the backoff."""
+        self._retry_now.set()
+        self._ended.set()
+
+    # -- requests from other tasks ---------------------------------------------------
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, object] | None = None,
+        *,
+        progress_callback: ProgressFnT | None = None,
+        meta: types.RequestParamsMeta | None = None,
+    ) -> types.CallToolResult:
+        """Forward `tools/call`; the result, `isError` included, comes back unchanged.
+
+        Cancelling the caller cancels the upstream request (the SDK sends
+        `notifications/cancelled`); `progress_callback` receives the upstream's progress.
+
+        Raises:
+            MCPError: The upstream answered with a JSON-RPC error (its code is kept).
+            ToolNotFound: The tool is excluded by the config's filters.
+            UpstreamUnavailable: The upstream is down, or its connection dropped mid-call.
+            UpstreamTimeout: No answer within the upstream's call timeout.
+            UpstreamProtocolError: The answer is not a valid result.
+        """
+        if not self._filter.allows(self.name, tool):
+            raise ToolNotFound(f"{self.name}/{tool}")
+        return await self._request(
+            f"tools/call {tool!r}",
+            lambda client: client.call_tool(
+                tool, arguments, progress_callback=progress_callback, meta=meta
+            ),
+        )
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Forward `resources/read` (errors as for `call_tool`)."""
+        return await self._request(
+            "resources/read", lambda client: client.read_resource(uri, cache_mode="bypass")
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> types.GetPromptResult:
+        """Forward `prompts/get` (errors as for `call_tool`)."""
+        return await self._request(
+            f"prompts/get {name!r}", lambda client: client.get_prompt(name, arguments)
+        )
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
+        """Send on the live connection with the call timeout; map failures to `UpstreamError`s."""
+        client, ended = self._client, self._ended
+        if client is None:
+            raise UpstreamUnavailable(self.name, self._why_down())
+        limit = self.timeouts.call
+        try:
+            with anyio.fail_after(limit):
+                return await send(client)
+        except TimeoutError:
+            raise UpstreamTimeout(self.name, f"{what}: no answer within {limit:g}s") from None
+        except MCPError as exc:
+            # The SDK synthesizes CONNECTION_CLOSED when the pipe ends; an upstream may also
+            # send that code itself, so only a connection we saw end counts as "down".
+            if exc.code == types.CONNECTION_CLOSED and (
+                ended.is_set() or self._client is not client
+            ):
+                raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
+            raise
+        except ValidationError as exc:
+            raise UpstreamProtocolError(self.name, f"{what}: invalid result: {exc}") from exc
+        except RuntimeError as exc:
+            if self._client is not client:
+                raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
+            raise UpstreamProtocolError(self.name, f"{what}: {exc}") from exc
+
+    def _why_down(self) -> str:
+        if self._state is UpstreamState.UNHEALTHY:
+            retry = self.status.retry_in
+            when = f"; retrying in {retry:.1f}s" if retry is not None else ""
+            return f"down ({self._last_error}){when}"
+        if self._state is UpstreamState.CONNECTING:
+            return f"connecting (attempt {self._attempts})"
+        return self._state.value
+
+    # -- the owner task --------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, serve and reconnect until cancelled; never raises otherwise."""
+        failures = 0
+        try:
+            while True:
+                self._attempts += 1
+                self._set_state(UpstreamState.CONNECTING)
+                self._healthy_since = None
+                error = await self._connect_and_serve()
+                since = self._healthy_since
+                if since is not None and anyio.current_time() - since >= self._backoff.stable_after:
+                    failures = 0
+                failures += 1
+                delay = 0.0 if self._retry_now.is_set() else self._backoff.delay(failures)
+                self._last_error = _describe(error)
+                self._retry_at = anyio.current_time() + delay
+                self._settled = True
+                self._set_state(UpstreamState.UNHEALTHY)
+                logger.warning(
+                    "upstream %s: %s; retry %d in %.1fs",
+                    self.name,
+                    self._last_error,
+                    failures,
+                    delay,
+                )
+                with anyio.move_on_after(delay):
+                    await self._retry_now.wait()
+                self._retry_now = anyio.Event()
+        finally:
+            self._client = None
+            self._set_state(UpstreamState.STOPPED)
+
+    async def _connect_and_serve(self) -> Exception:
+        """One connection from spawn to its end; returns why it ended."""
+        key = upstream_key(self.name, self.server)
+        mode = choose_mode(self.server.connect_mode, self._memory.recall(key))
+        ended = self._ended = anyio.Event()
+        requests = _RelistRequests()
+        began = anyio.current_time()
+        phase = "handshake"
+        client = Client(
+            open_transport(self.name, self.server, ended),
+            mode=mode,
+            cache=None,  # the router caches listings itself; every re-list must be fresh
+            client_info=CLIENT_INFO,
+            message_handler=self._message_handler(requests),
+            logging_callback=self._log_upstream,
+        )
+        deadline = anyio.CancelScope(deadline=began + self.timeouts.connect)
+        try:
+            with deadline:
+                async with client:
+                    if mode in MODERN_PROTOCOL_VERSIONS:
+                        phase = "server/discover"
+                        await adopt_discover(client, mode)
+                    phase = "listing"
+                    listing = await list_everything(self.name, client)
+                    deadline.deadline = math.inf
+                    if self.server.connect_mode == "auto":
+                        await self._memory.remember(key, negotiated_mode(client))
+                    self._install(client, listing)
+                    self._connect_seconds = anyio.current_time() - began
+                    self._client = client
+                    self._healthy_since = anyio.current_time()
+                    self._settled = True
+                    self._last_error = None
+                    self._set_state(UpstreamState.HEALTHY)
+                    logger.info(
+                        "upstream %s: healthy (%s, %d tools, %.2fs)",
+                        self.name,
+                        self._protocol_version,
+                        len(self._tools),
+                        self._connect_seconds,
+                    )
+                    try:
+                        await self._publish_tools()
+                        await self._serve(client, requests, ended)
+                    finally:
+                        self._client = None
+        except Exception as exc:
+            if deadline.cancel_called:
+                return self._connect_timeout(
+                    phase
+                )  # SDK teardown may re-raise the cancel as another error
+            if mode != self.server.connect_mode and isinstance(exc, _PROTOCOL_FAILURES):
+                await self._memory.forget(key)  # what worked before failed: probe afresh
+            return exc
+        if deadline.cancelled_caught:
+            return self._connect_timeout(phase)
+        return UpstreamUnavailable(self.name, "connection closed")
+
+    def _connect_timeout(self, phase: str) -> UpstreamTimeout:
+        limit = self.timeouts.connect
+        return UpstreamTimeout(
+            self.name, f"no answer ({phase}) within the {limit:g}s connect timeout"
+        )
+
+    def _install(self, client: Client, listing: Listing) -> None:
+        """Adopt a fresh listing (tools filtered) and the server's identity."""
+        self._server_info = client.server_info
+        self._protocol_version = client.protocol_version
+        about = server_description(client.server_info, client.instructions)
+        tools = tuple(t for t in listing.tools if self._filter.allows(self.name, t.name))
+        self._listing = Listing(
+            tools, listing.resources, listing.resource_templates, listing.prompts
+        )
+        self._tools = tuple(tool_spec(self.name, tool, about) for tool in tools)
+
+    async def _publish_tools(self) -> None:
+        if self._on_tools_changed is None:
+            return
+        try:
+            await self._on_tools_changed(self.name, self._tools)
+        except Exception:
+            logger.exception("upstream %s: the tools-changed callback failed", self.name)
+
+    async def _serve(self, client: Client, requests: _RelistRequests, ended: anyio.Event) -> None:
+        """Re-list on change notifications until the connection ends (or `restart`)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._relist_loop, client, requests, ended)
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                tg.start_soon(self._listen_loop, client, requests)
+            await ended.wait()
+            tg.cancel_scope.cancel()
+
+    async def _relist_loop(
+        self, client: Client, requests: _RelistRequests, ended: anyio.Event
+    ) -> None:
+        while True:
+            kinds = await requests.take()
+            try:
+                with anyio.fail_after(self.timeouts.connect):
+                    listing = await self._relist(client, kinds)
+            except Exception as exc:
+                if ended.is_set():
+                    return
+                logger.warning(
+                    "upstream %s: re-listing %s failed: %s", self.name, sorted(kinds), exc
+                )
+                continue
+            self._install(client, listing)
+            self._touch()
+            logger.info("upstream %s: re-listed %s", self.name, ", ".join(sorted(kinds)))
+            if "tools" in kinds:
+                await self._publish_tools()
+
+    async def _relist(self, client: Client, kinds: set[str]) -> Listing:
+        current = self._listing
+        tools = await fetch_tools(self.name, client) if "tools" in kinds else current.tools
+        resources, templates = (
+            await list_resources(self.name, client)
+            if "resources" in kinds
+            else (current.resources, current.resource_templates)
+        )
+        prompts = await list_prompts(self.name, client) if "prompts" in kinds else current.prompts
+        return Listing(tools, resources, templates, prompts)
+
+    async def _listen_loop(self, client: Client, requests: _RelistRequests) -> None:
+        """2026-07-28 delivers list changes only on a `subscriptions/listen` stream."""
+        caps = client.server_capabilities
+        wanted = {
+            "tools": bool(caps.tools and caps.tools.list_changed),
+            "resources": bool(caps.resources and caps.resources.list_changed),
+            "prompts": bool(caps.prompts and caps.prompts.list_changed),
+        }
+        if not any(wanted.values()):
+            return
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.timeouts.connect) as ack:
+                async with client.listen(
+                    tools_list_changed=wanted["tools"],
+                    resources_list_changed=wanted["resources"],
+                    prompts_list_changed=wanted["prompts"],
+                ) as subscription:
+                    ack.deadline = math.inf
+                    # A change between our listing and the ack would be lost: list once more.
+                    for kind, on in wanted.items():
+                        if on:
+                            requests.add(kind)
+                    async for event in subscription:
+                        if isinstance(event, ToolsListChanged):
+                            requests.add("tools")
+                        elif isinstance(event, ResourcesListChanged):
+                            requests.add("resources")
+                        elif isinstance(event, PromptsListChanged):
+                            requests.add("prompts")
+        except (MCPError, SubscriptionLost, ListenNotSupportedError) as exc:
+            logger.warning("upstream %s: not watching list changes: %s", self.name, exc)
+            return
+        if ack.cancelled_caught:
+            logger.warning("upstream %s: subscriptions/listen was never acknowledged", self.name)
+
+    def _message_handler(self, requests: _RelistRequests) -> MessageHandlerFnT:
+        async def handle(message: IncomingMessage) -> None:
+            # Runs on the SDK's receive path: only note the request, never await the peer here.
+            if isinstance(message, types.ToolListChangedNotification):
+                requests.add("tools")
+            elif isinstance(message, types.ResourceListChangedNotification):
+                requests.add("resources")
+            elif isinstance(message, types.PromptListChangedNotification):
+                requests.add("prompts")
+            elif isinstance(message, Exception):
+                logger.warning("upstream %s: ignored unreadable output: %s", self.name, message)
+            await anyio.lowlevel.checkpoint()
+
+        return handle
+
+    async def _log_upstream(self, params: types.LoggingMessageNotificationParams) -> None:
+        level = _LOG_LEVELS.get(params.level, logging.INFO)
+        logger.log(level, "[%s] %s", self.name, params.data)
+
+    def _set_state(self, state: UpstreamState) -> None:
+        self._state = state
+        self._touch()
+
+    def _touch(self) -> None:
+        """Tell waiters and the status callback that something changed."""
+        # Wake every waiter, then arm a fresh event for the next change.
+        self._changed.set()
+        self._changed = anyio.Event()
+        if self._on_status_changed is not None:
+            try:
+                self._on_status_changed(self.status)
+            except Exception:
+                logger.exception("upstream %s: the status callback failed", self.name)
+
+
+def _describe(error: BaseException) -> str:
+    """A one-line reason for the log and the status; unwraps single-error groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if isinstance(error, UpstreamError):
+        return str(error).split(": ", 1)[-1]
+    if isinstance(error, FileNotFoundError):
+        return f"cannot start: {error.strerror}: {error.filename}"
+    if isinstance(error, MCPError):
+        return f"error {error.code}: {error.error.message}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
