@@ -23,21 +23,27 @@ NPM_PACKAGES=(
 
 log() { printf 'install-test-servers: %s\n' "$*" >&2; }
 
+# pip warns once per package about local index folders this machine's pip.conf may name
+# but lack; keep its real errors, drop that noise. pipefail keeps pip's exit status.
+quiet_pip() {
+  "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2
+}
+
 install_npm() {
-  local node_dir="$DEST/node" missing=()
-  for pkg in "${NPM_PACKAGES[@]}"; do
-    [[ -f "$node_dir/node_modules/$pkg/package.json" ]] || missing+=("$pkg")
-  done
-  if ((${#missing[@]} == 0)); then
+  local node_dir="$DEST/node"
+  # The stamp is written only after a complete install: an interrupted one is redone.
+  local stamp="$node_dir/.installed" wanted="${NPM_PACKAGES[*]}"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
     log "npm servers already in $node_dir"
     return
   fi
   command -v npm >/dev/null || { log "npm not found: install Node.js 20+"; return 1; }
   mkdir -p "$node_dir"
-  log "npm install ${missing[*]} -> $node_dir"
+  log "npm install ${NPM_PACKAGES[*]} -> $node_dir"
   # --prefer-offline reuses the npm cache; --no-audit/--no-fund skip extra registry calls.
   npm install --prefix "$node_dir" --no-audit --no-fund --prefer-offline --loglevel=error \
-    "${missing[@]}" >&2
+    "${NPM_PACKAGES[@]}" >&2
+  printf '%s' "$wanted" >"$stamp"
 }
 
 # install_venv NAME PACKAGE ENTRYPOINT [optional]
@@ -51,7 +57,7 @@ install_venv() {
   log "pip install $package -> $venv"
   rm -rf "$venv"
   if "$PYTHON" -m venv "$venv" >&2 \
-    && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package" >&2 \
+    && quiet_pip "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package" \
     && [[ -x "$venv/bin/$entry" ]]; then
     return
   fi

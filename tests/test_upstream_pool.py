@@ -12,6 +12,8 @@ import logging
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -396,3 +398,39 @@ async def test_an_unknown_server_is_a_tool_not_found() -> None:
     async with running(config({"scripted": script("scripted", protocol="legacy")})) as pool:
         with pytest.raises(ToolNotFound):
             await pool.call_tool("nowhere", "tool", {})
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
+async def test_a_remote_upstream_is_reached_over_its_http_transport(
+    installed: Installed, mode: str, path: str
+) -> None:
+    port = free_port()
+    command = installed.npm("server-everything", mode)
+    # The pool's retries cover the moments before the server listens: no readiness polling.
+    server = await anyio.open_process(
+        [command["command"], *command["args"]],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        cfg = config({"remote": {"url": f"http://127.0.0.1:{port}{path}"}})
+        async with running(cfg) as pool:
+            with anyio.fail_after(20):
+                status = await pool.upstream("remote").wait_for(UpstreamState.HEALTHY)
+                result = await pool.call_tool("remote", "echo", {"message": "over http"})
+    finally:
+        server.terminate()
+        with anyio.fail_after(10):
+            await server.aclose()
+
+    assert status.transport == ("sse" if mode == "sse" else "streamable-http")
+    assert status.tool_count >= 13
+    assert first_text(result) == "Echo: over http"

@@ -331,20 +331,7 @@ class Upstream:
                     deadline.deadline = math.inf
                     if self.server.connect_mode == "auto":
                         await self._memory.remember(key, negotiated_mode(client))
-                    self._install(client, listing)
-                    self._connect_seconds = anyio.current_time() - began
-                    self._client = client
-                    self._healthy_since = anyio.current_time()
-                    self._settled = True
-                    self._last_error = None
-                    self._set_state(UpstreamState.HEALTHY)
-                    logger.info(
-                        "upstream %s: healthy (%s, %d tools, %.2fs)",
-                        self.name,
-                        self._protocol_version,
-                        len(self._tools),
-                        self._connect_seconds,
-                    )
+                    self._go_healthy(client, listing, anyio.current_time() - began)
                     try:
                         await self._publish_tools()
                         await self._serve(client, requests, ended)
@@ -352,15 +339,31 @@ class Upstream:
                         self._client = None
         except Exception as exc:
             if deadline.cancel_called:
-                return self._connect_timeout(
-                    phase
-                )  # SDK teardown may re-raise the cancel as another error
+                # SDK teardown may re-raise our deadline's cancellation as another error.
+                return self._connect_timeout(phase)
             if mode != self.server.connect_mode and isinstance(exc, _PROTOCOL_FAILURES):
                 await self._memory.forget(key)  # what worked before failed: probe afresh
             return exc
         if deadline.cancelled_caught:
             return self._connect_timeout(phase)
-        return UpstreamUnavailable(self.name, "connection closed")
+        reason = "restart requested" if self._retry_now.is_set() else "connection closed"
+        return UpstreamUnavailable(self.name, reason)
+
+    def _go_healthy(self, client: Client, listing: Listing, took: float) -> None:
+        self._install(client, listing)
+        self._connect_seconds = took
+        self._client = client
+        self._healthy_since = anyio.current_time()
+        self._settled = True
+        self._last_error = None
+        self._set_state(UpstreamState.HEALTHY)
+        logger.info(
+            "upstream %s: healthy (%s, %d tools, %.2fs)",
+            self.name,
+            self._protocol_version,
+            len(self._tools),
+            took,
+        )
 
     def _connect_timeout(self, phase: str) -> UpstreamTimeout:
         limit = self.timeouts.connect
@@ -473,7 +476,7 @@ class Upstream:
             elif isinstance(message, types.PromptListChangedNotification):
                 requests.add("prompts")
             elif isinstance(message, Exception):
-                logger.warning("upstream %s: ignored unreadable output: %s", self.name, message)
+                logger.warning("upstream %s: transport: %s", self.name, message)
             await anyio.lowlevel.checkpoint()
 
         return handle
