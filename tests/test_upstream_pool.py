@@ -266,6 +266,29 @@ async def test_list_changed_from_an_upstream_triggers_a_relist(installed: Instal
     assert all(t.server_description for t in second)  # from the server's instructions
 
 
+async def test_a_modern_upstream_announces_tool_changes_on_its_listen_stream() -> None:
+    # Under 2026-07-28 list changes come only on a `subscriptions/listen` stream.
+    send, receive = anyio.create_memory_object_stream[tuple[str, ...]](10)
+
+    async def on_tools_changed(server: str, tools: tuple[ToolSpec, ...]) -> None:
+        send.send_nowait(tuple(t.name for t in tools))
+
+    with send, receive:
+        async with running(
+            config({"growing": script("growing")}), on_tools_changed=on_tools_changed
+        ) as pool:
+            with anyio.fail_after(15):
+                assert await receive.receive() == ("grow",)
+                assert pool.upstream("growing").status.protocol_version == "2026-07-28"
+                await pool.call_tool("growing", "grow", {})
+                names: tuple[str, ...] = ()
+                while "grown" not in names:
+                    names = await receive.receive()
+                result = await pool.call_tool("growing", "grown", {})
+
+    assert first_text(result) == "grown"
+
+
 async def test_progress_notifications_reach_the_caller(installed: Installed) -> None:
     seen: list[float] = []
 
