@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup run test lint typecheck unit clean
+.PHONY: setup run test test-deps lint typecheck unit clean
 
 setup: $(STAMP)
 
@@ -26,7 +26,11 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup
+# Real upstream MCP servers (npm and PyPI) that the integration tests start.
+test-deps:
+	bash scripts/install-test-servers.sh
+
+unit: setup test-deps
 	$(BIN)/pytest
 
 test: lint typecheck unit

@@ -30,3 +30,7 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Shape (dim,)."""
         ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Several queries in one batch (a request and its steps); shape (len(texts), dim)."""
+        ...

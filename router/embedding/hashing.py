@@ -52,3 +52,6 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self._vector(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return np.stack([self._vector(t) for t in texts])

@@ -131,6 +131,9 @@ class SentenceTransformerEmbedder:
         vectors: Vectors = self._encode([text], self._spec.query_prompt)[0]
         return vectors
 
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return self._encode(texts, self._spec.query_prompt)
+
 
 def _dimension(model: Any) -> int:
     # sentence-transformers renamed the method in 5.x; older releases have only the old name.

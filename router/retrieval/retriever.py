@@ -136,8 +136,7 @@ class Retriever:
     def embed_query(self, query: str) -> Vectors:
         """Vectors of the query and of its step parts, one row each (blocking)."""
         assert self._embedder is not None
-        texts = self.query_texts(query)
-        return np.stack([self._embedder.embed_query(t) for t in texts])
+        return self._embedder.embed_queries(self.query_texts(query))
 
     def _rank(
         self,

@@ -1,0 +1,1 @@
+"""Benchmarks: measured figures on the public sets, written to files."""
