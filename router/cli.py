@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.commands import evaluate, route
+from router.commands import evaluate, route, serve
 from router.errors import RouterError
 
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     route.register(subparsers)
     evaluate.register(subparsers)
+    serve.register(subparsers)
     return parser
 
 

@@ -1,0 +1,36 @@
+"""`mcp-router serve`: run the routed MCP server over stdio."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from router.config import load_config
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="serve the routed MCP server (stdio) in front of the configured upstreams"
+    )
+    parser.add_argument(
+        "--config", type=Path, required=True, help="mcpServers config (JSON or TOML)"
+    )
+    parser.add_argument(
+        "--bm25-only",
+        action="store_true",
+        help="rank with BM25 alone: no embedding model is loaded",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    from router.server.app import load_default_embedder
+    from router.server.stdio import serve_stdio
+
+    embedder = None if args.bm25_only else load_default_embedder(config.router.model)
+    anyio.run(serve_stdio, config, embedder)
+    return 0

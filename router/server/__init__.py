@@ -1,0 +1,1 @@
+"""The routed MCP server: one catalog and one retriever behind every surface."""

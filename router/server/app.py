@@ -1,0 +1,96 @@
+"""The routed MCP server: the SDK's low-level `Server` with handlers that read the
+`RouterState` from the lifespan context."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
+
+from router import __version__
+from router.catalog import ToolSpec
+from router.config import RouterConfig
+from router.embedding.base import Embedder
+from router.embedding.cache import EmbeddingCache, default_cache_dir
+from router.errors import UpstreamError
+from router.server import aggregate, tools
+from router.server.index import LiveIndex
+from router.server.state import RouterState
+from router.upstream import UpstreamPool
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "This server routes to many tool servers. Use search_tools with a description of the task "
+    "to find the right tools (their full schemas come back), then call one with call_tool."
+)
+
+_P = TypeVar("_P")
+_R = TypeVar("_R")
+
+
+def load_default_embedder(model: str) -> Embedder:
+    from router.embedding.manifest import resolve_model
+    from router.embedding.sentence import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(resolve_model(model))
+
+
+@asynccontextmanager
+async def router_state(
+    config: RouterConfig, embedder: Embedder | None
+) -> AsyncIterator[RouterState]:
+    """Start the upstream pool and the indexer; yield the state handlers read."""
+    settings = config.router
+    cache = EmbeddingCache(settings.cache_dir or default_cache_dir())
+    index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin])
+
+    async def on_tools_changed(server: str, specs: tuple[ToolSpec, ...]) -> None:
+        index.submit(server, specs)
+
+    async with anyio.create_task_group() as task_group:
+        await task_group.start(index.run)
+        async with UpstreamPool(config, on_tools_changed=on_tools_changed) as pool:
+            yield RouterState(index=index, pool=pool, k=settings.k, mode=settings.mode)
+        task_group.cancel_scope.cancel()
+
+
+def _upstream_errors_as_mcp(
+    handler: Callable[[Any, _P], Awaitable[_R]],
+) -> Callable[[Any, _P], Awaitable[_R]]:
+    """Resources and prompts: an upstream failure becomes a JSON-RPC error that names it."""
+
+    async def wrapped(ctx: Any, params: _P) -> _R:
+        try:
+            return await handler(ctx, params)
+        except UpstreamError as exc:
+            raise MCPError(INTERNAL_ERROR, str(exc)) from None
+
+    return wrapped
+
+
+def build_server(config: RouterConfig, embedder: Embedder | None) -> Server[RouterState]:
+    @asynccontextmanager
+    async def lifespan(_: Server[RouterState]) -> AsyncIterator[RouterState]:
+        async with router_state(config, embedder) as state:
+            yield state
+
+    return Server[RouterState](
+        "mcp-router",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        on_list_resources=aggregate.list_resources,
+        on_list_resource_templates=aggregate.list_resource_templates,
+        on_read_resource=_upstream_errors_as_mcp(aggregate.read_resource),
+        on_list_prompts=aggregate.list_prompts,
+        on_get_prompt=_upstream_errors_as_mcp(aggregate.get_prompt),
+    )

@@ -1,0 +1,143 @@
+"""The live index: the catalog and retriever of every upstream's tools, rebuilt as they change.
+
+Upstreams report their tools whenever they (re)list. Each report replaces that upstream's
+tools and marks the index dirty; one rebuild task builds a new snapshot for all reports that
+arrived meanwhile, in a worker thread (embedding is blocking), reusing cached vectors so only
+new or changed tools are embedded. Readers always see a complete snapshot, swapped in whole.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import anyio
+import anyio.to_thread
+from anyio.abc import TaskStatus
+
+from router.catalog import Catalog, ToolRecord, ToolSpec
+from router.embedding.base import Embedder
+from router.embedding.cache import EmbeddingCache
+from router.errors import EmbeddingError
+from router.retrieval.retriever import Retriever
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One consistent view: the catalog, its retriever and the pinned tools in it."""
+
+    catalog: Catalog
+    retriever: Retriever
+    pinned: tuple[ToolRecord, ...]
+    generation: int
+
+
+def resolve_pins(catalog: Catalog, patterns: Sequence[str]) -> tuple[ToolRecord, ...]:
+    """Tools matched by pin patterns: a qualified name or `server/tool`, globs allowed."""
+    pinned: dict[str, ToolRecord] = {}
+    for pattern in patterns:
+        for record in catalog.records:
+            slash_name = f"{record.server}/{record.name}"
+            if fnmatch.fnmatchcase(record.qualified_name, pattern) or fnmatch.fnmatchcase(
+                slash_name, pattern
+            ):
+                pinned.setdefault(record.qualified_name, record)
+    return tuple(pinned.values())
+
+
+class LiveIndex:
+    """Owns the current `Snapshot` and rebuilds it when an upstream's tools change."""
+
+    def __init__(
+        self,
+        embedder: Embedder | None,
+        cache: EmbeddingCache | None,
+        pins: Sequence[str] = (),
+    ) -> None:
+        self._embedder = embedder
+        self._cache = cache
+        self._pins = tuple(pins)
+        self._tools: dict[str, tuple[ToolSpec, ...]] = {}
+        self._generation = 0
+        self._built_from: list[ToolSpec] = []
+        self._snapshot = self._build(Catalog.from_specs([]), 0)
+        self._rebuild_lock = anyio.Lock()
+        self._changed = anyio.Event()
+        self._dirty = anyio.Event()
+        self.ready = anyio.Event()
+        """Set once a snapshot holding at least one upstream's tools is in place."""
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def tools_of(self, server: str) -> tuple[ToolSpec, ...]:
+        return self._tools.get(server, ())
+
+    def submit(self, server: str, specs: Iterable[ToolSpec]) -> None:
+        """Replace `server`'s tools; `run` rebuilds soon. Never blocks the caller (an
+        upstream's owner task), so embedding cannot stall that upstream's calls."""
+        self._tools[server] = tuple(specs)
+        self._dirty.set()
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Rebuild whenever tools were submitted; run this in the server's task group."""
+        task_status.started()
+        while True:
+            await self._dirty.wait()
+            self._dirty = anyio.Event()
+            await self.rebuild()
+
+    async def rebuild(self) -> Snapshot:
+        """Build a snapshot of the submitted tools now (a no-op if nothing changed)."""
+        async with self._rebuild_lock:
+            wanted = self._catalog_specs()
+            if wanted == self._built_from and self.ready.is_set():
+                return self._snapshot
+            catalog = Catalog.from_specs(wanted)
+            generation = self._generation + 1
+            try:
+                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation)
+            except EmbeddingError as exc:
+                # Routing must survive a broken model: fall back to BM25 and say so.
+                logger.error("embedding model unusable, ranking with BM25 only: %s", exc)
+                self._embedder = None
+                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation)
+            self._generation = generation
+            self._snapshot = snapshot
+            self._built_from = wanted
+        logger.info(
+            "index %d: %d tools from %d upstreams",
+            snapshot.generation,
+            len(snapshot.catalog),
+            len(self._tools),
+        )
+        self.ready.set()
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+        return snapshot
+
+    async def wait_changed(self) -> None:
+        """Wait for the next snapshot swap."""
+        await self._changed.wait()
+
+    def _catalog_specs(self) -> list[ToolSpec]:
+        # Sorted by server so qualified names and listing order never depend on which
+        # upstream happened to answer first.
+        return [spec for server in sorted(self._tools) for spec in self._tools[server]]
+
+    def _build(self, catalog: Catalog, generation: int) -> Snapshot:
+        retriever, stats = Retriever.build(catalog, self._embedder, self._cache)
+        if stats.embedded:
+            logger.info("embedded %d new tools (%d from cache)", stats.embedded, stats.from_cache)
+        for collision in catalog.collisions:
+            logger.warning(
+                "tool names collide as %s: %s",
+                collision.sanitised,
+                ", ".join(f"{s}/{t} -> {q}" for s, t, q in collision.members),
+            )
+        return Snapshot(catalog, retriever, resolve_pins(catalog, self._pins), generation)

@@ -1,0 +1,142 @@
+"""`tools/list` and `tools/call`: the search, query-scoped and dynamic surfaces.
+
+- search (default): `tools/list` = pins + `search_tools` + `call_tool`, identical for every
+  session and query, in a fixed order (prompt caches depend on it).
+- query-scoped: `tools/list` with `params.query` (SEP-1821 draft) or
+  `params._meta["mcp-router/query"]` returns the top-k for that query plus the meta-tools.
+- dynamic (handshake revisions only): after `search_tools`, that session's listing also holds
+  the last top-k, announced with `notifications/tools/list_changed`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from router.accounting.formats import to_mcp
+from router.catalog import ToolRecord
+from router.errors import ToolNotFound, UpstreamError
+from router.server.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
+from router.server.rendering import structured_results, text_results
+from router.server.state import RouterState
+from router.server.validation import ArgumentsInvalid, validate_arguments
+
+logger = logging.getLogger(__name__)
+
+QUERY_META_KEY = "mcp-router/query"
+K_META_KEY = "mcp-router/k"
+
+Context = ServerRequestContext[RouterState, Any]
+
+
+def to_sdk_tool(record: ToolRecord) -> types.Tool:
+    return types.Tool.model_validate(to_mcp(record))
+
+
+def _listing_query(ctx: Context) -> tuple[str | None, int | None]:
+    params: Mapping[str, Any] = ctx.params or {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    query = params.get("query", meta.get(QUERY_META_KEY))
+    k = params.get("k", meta.get(K_META_KEY))
+    if query is not None and (not isinstance(query, str) or not query.strip()):
+        raise MCPError(INVALID_PARAMS, "tools/list: 'query' must be a non-empty string")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+        raise MCPError(INVALID_PARAMS, f"tools/list: 'k' must be an integer from 1 to {MAX_K}")
+    return query, k
+
+
+def _is_modern(ctx: Context) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def list_tools(
+    ctx: Context, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    state = ctx.lifespan_context
+    snapshot = state.snapshot
+    listed: list[ToolRecord] = list(snapshot.pinned)
+    query, k = _listing_query(ctx)
+    if query is not None:
+        listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
+    elif state.mode == "dynamic" and not _is_modern(ctx):
+        for name in state.session_tools.get(ctx.session, ()):
+            record = snapshot.catalog.get(name)
+            if record is not None and record not in listed:
+                listed.append(record)
+    tools = [to_sdk_tool(r) for r in (*listed, *state.meta_tools)]
+    return types.ListToolsResult(tools=tools)
+
+
+async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+    state = ctx.lifespan_context
+    arguments = dict(params.arguments or {})
+    if params.name == SEARCH_TOOLS:
+        return await _search_tools(ctx, state, arguments)
+    if params.name == CALL_TOOL:
+        name = arguments.get("name")
+        if not isinstance(name, str) or not name:
+            raise MCPError(INVALID_PARAMS, "call_tool: missing required field 'name'")
+        inner = arguments.get("arguments", {})
+        if not isinstance(inner, Mapping):
+            raise MCPError(INVALID_PARAMS, "call_tool: field 'arguments' must be an object")
+        return await forward(ctx, state, name, dict(inner))
+    return await forward(ctx, state, params.name, arguments)
+
+
+async def _search_tools(
+    ctx: Context, state: RouterState, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
+    query = arguments.get("query")
+    k = arguments.get("k")
+    if not isinstance(query, str) or not query.strip():
+        raise MCPError(INVALID_PARAMS, "search_tools: missing required field 'query'")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+        raise MCPError(INVALID_PARAMS, f"search_tools: field 'k' must be an integer 1..{MAX_K}")
+    results = await state.search(query, k)
+    if state.mode == "dynamic" and not _is_modern(ctx):
+        names = tuple(r.qualified_name for r in results)
+        if state.session_tools.get(ctx.session) != names:
+            state.session_tools[ctx.session] = names
+            await ctx.session.send_tool_list_changed()
+    return types.CallToolResult(
+        content=[types.TextContent(text=text_results(query, results, state.pending_upstreams()))],
+        structured_content=structured_results(query, results),
+    )
+
+
+async def forward(
+    ctx: Context, state: RouterState, name: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """Validate and forward a call to the upstream that owns `name`; results pass unchanged."""
+    try:
+        record = state.resolve(name)
+        validate_arguments(record.qualified_name, record.input_schema, arguments)
+    except ToolNotFound as exc:
+        raise MCPError(INVALID_PARAMS, str(exc), {"suggestions": list(exc.suggestions)}) from None
+    except ArgumentsInvalid as exc:
+        raise MCPError(INVALID_PARAMS, str(exc), {"problems": exc.problems}) from None
+    try:
+        return await state.pool.call_tool(
+            record.server,
+            record.name,
+            arguments,
+            progress_callback=ctx.session.report_progress,
+        )
+    except UpstreamError as exc:
+        # The model can read this and try another tool; the host's JSON-RPC layer stays calm.
+        logger.warning("call to %s failed: %s", record.qualified_name, exc)
+        return _error_result(str(exc))
+    except ToolNotFound as exc:
+        raise MCPError(INVALID_PARAMS, str(exc)) from None
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)

@@ -1,0 +1,61 @@
+"""Checking a call's arguments against the tool's `inputSchema` before it reaches an upstream."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+
+logger = logging.getLogger(__name__)
+
+_MAX_REPORTED = 5
+
+
+class ArgumentsInvalid(ValueError):
+    """The arguments break the schema; the message names every offending field."""
+
+    def __init__(self, tool: str, problems: list[str]) -> None:
+        shown = problems[:_MAX_REPORTED]
+        more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
+        super().__init__(f"invalid arguments for {tool}: " + "; ".join(shown) + more)
+        self.problems = problems
+
+
+@lru_cache(maxsize=4096)
+def _validator(schema_key: str, schema_json: str) -> Any:
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        # An upstream's broken schema must not block its tool: let the upstream judge.
+        logger.warning("tool %s has an invalid input schema (%s); not validating", schema_key, exc)
+        return None
+    return cls(schema)
+
+
+def validate_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Raise `ArgumentsInvalid` naming each field that breaks `schema`."""
+    validator = _validator(tool, json.dumps(schema, sort_keys=True))
+    if validator is None:
+        return
+    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise ArgumentsInvalid(tool, [_describe(error) for error in errors])
+
+
+def _describe(error: jsonschema.exceptions.ValidationError) -> str:
+    field = ".".join(str(part) for part in error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        prefix = f"{field}." if field else ""
+        return f"missing required field '{prefix}{missing}'"
+    if error.validator == "additionalProperties":
+        return f"{field or 'arguments'}: {error.message}"
+    return f"field '{field}': {error.message}" if field else error.message
