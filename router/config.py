@@ -3,7 +3,9 @@
 A Claude Desktop or Cursor file loads as it is; per-upstream router settings (`protocol`,
 `timeouts`, `include`, `exclude`, `disabled`) may be added to any server entry, and keys
 that other hosts put there (`autoApprove`, `type`, ...) are tolerated. Every error is a
-`ConfigError` naming the file, the field path and the fix.
+`ConfigError` naming the file, the field path and the fix. Relative paths in `cwd`,
+`cache_dir` and `command` (one with a `/`, such as `../venv/bin/server`) are relative to the
+config file; a bare command name is looked up on PATH.
 
 ```json
 {"mcpServers": {
@@ -403,7 +405,8 @@ def _decode_toml(file: Path, text: str) -> Any:
 
 
 def _resolve_paths(config: RouterConfig, base: Path, source: Path | None) -> RouterConfig:
-    """Relative `cwd` and `cache_dir` are relative to the config file, as a reader expects."""
+    """Relative `cwd`, `cache_dir` and `command` paths are relative to the config file, as a
+    reader expects (not to the server's `cwd`)."""
 
     def resolve(path: Path | None) -> Path | None:
         if path is None:
@@ -413,11 +416,27 @@ def _resolve_paths(config: RouterConfig, base: Path, source: Path | None) -> Rou
 
     servers: dict[str, StdioServer | RemoteServer] = {}
     for name, server in config.servers.items():
-        if isinstance(server, StdioServer) and server.cwd is not None:
-            server = server.model_copy(update={"cwd": resolve(server.cwd)})
+        if isinstance(server, StdioServer):
+            update: dict[str, Any] = {"command": _resolve_command(server.command, base)}
+            if server.cwd is not None:
+                update["cwd"] = resolve(server.cwd)
+            server = server.model_copy(update=update)
         servers[name] = server
     router = config.router.model_copy(update={"cache_dir": resolve(config.router.cache_dir)})
     return config.model_copy(update={"servers": servers, "router": router, "source": source})
+
+
+def _resolve_command(command: str, base: Path) -> str:
+    """`bin/server` or `~/bin/server` becomes an absolute path; a bare name (`uvx`) is left
+    for the PATH lookup. Otherwise the OS would resolve it against whatever directory the
+    host starts the router in, or against the server's `cwd`."""
+    if command.startswith("~"):
+        return str(Path(command).expanduser())
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    if not any(sep in command for sep in separators) or Path(command).is_absolute():
+        return command
+    # Absolute: with `cwd` set, the OS would look for a relative one from there instead.
+    return str((base / command).absolute())
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

