@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup run test test-deps lint typecheck unit clean
+.PHONY: setup run route inspect example-deps test test-deps lint typecheck unit clean
 
 setup: $(STAMP)
 
@@ -17,7 +17,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: setup
+# The example upstreams (PyPI and npm) that examples/servers.json starts.
+example-deps:
+	bash scripts/install-example-servers.sh
+
+# The main job: the router over stdio in front of the example servers (an MCP host
+# such as Claude Desktop starts this; by hand, it waits for JSON-RPC on stdin).
+run: setup example-deps
+	$(BIN)/mcp-router serve --config examples/servers.json
+
+inspect: setup example-deps
+	$(BIN)/mcp-router inspect --config examples/servers.json
+
+route: setup
 	$(BIN)/mcp-router route --catalog examples/catalog.jsonl "$(QUERY)"
 
 lint: setup

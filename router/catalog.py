@@ -71,6 +71,7 @@ class ToolRecord:
     server_description: str | None = None
     search_text: str = ""
     fingerprint: str = ""
+    output_schema: JsonObject | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -88,6 +89,7 @@ class ToolSpec:
     annotations: JsonObject | None = None
     title: str | None = None
     server_description: str | None = None
+    output_schema: JsonObject | None = None
 
 
 EMPTY_OBJECT_SCHEMA: JsonObject = {"type": "object", "properties": {}}
@@ -115,6 +117,7 @@ def make_records(specs: Iterable[ToolSpec]) -> tuple[tuple[ToolRecord, ...], lis
                 annotations=spec.annotations,
                 title=spec.title,
                 server_description=spec.server_description,
+                output_schema=spec.output_schema,
                 search_text=text,
                 fingerprint=fingerprint_text(text),
             )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.commands import evaluate, route, serve
+from router.commands import evaluate, inspect, route, serve
 from router.errors import RouterError
 
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     route.register(subparsers)
     evaluate.register(subparsers)
     serve.register(subparsers)
+    inspect.register(subparsers)
     return parser
 
 

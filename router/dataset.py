@@ -99,6 +99,7 @@ def _tool_spec(raw: dict[str, Any]) -> ToolSpec:
     if schema is not None and not isinstance(schema, dict):
         raise _LineError("field 'inputSchema' must be an object or null")
     annotations = raw.get("annotations")
+    output_schema = raw.get("outputSchema")
     server_description = raw.get("server_description")
     return ToolSpec(
         server=_text(raw, "server"),
@@ -108,6 +109,7 @@ def _tool_spec(raw: dict[str, Any]) -> ToolSpec:
         annotations=annotations if isinstance(annotations, dict) else None,
         title=raw.get("title") if isinstance(raw.get("title"), str) else None,
         server_description=server_description if isinstance(server_description, str) else None,
+        output_schema=output_schema if isinstance(output_schema, dict) else None,
     )
 
 

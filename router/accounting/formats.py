@@ -1,6 +1,7 @@
 """Converters from MCP tool schemas to the OpenAI and Anthropic tool formats.
 
-- MCP (`tools/list` entry): `{"name", "description", "inputSchema"}`
+- MCP (`tools/list` entry): `{"name", "description", "inputSchema"}`, with `title`,
+  `outputSchema` and `annotations` when the upstream gave them (hosts pay for those too)
 - OpenAI (Chat Completions `tools`): `{"type": "function", "function": {"name", "description",
   "parameters"}}`
 - Anthropic (Messages `tools`): `{"name", "description", "input_schema"}`
@@ -79,6 +80,8 @@ def to_mcp(tool: ToolRecord) -> JsonObject:
     }
     if tool.title:
         entry["title"] = tool.title
+    if tool.output_schema:
+        entry["outputSchema"] = tool.output_schema
     if tool.annotations:
         entry["annotations"] = tool.annotations
     return entry

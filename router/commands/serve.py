@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from router.config import load_config
+
+logger = logging.getLogger(__name__)
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    servers = ", ".join(config.enabled_servers()) or "none"
+    logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
     from router.server.app import load_default_embedder
     from router.server.stdio import serve_stdio
 

@@ -36,4 +36,5 @@ def tool_spec(server: str, tool: types.Tool, description_of_server: str | None) 
         annotations=annotations or None,
         title=title,
         server_description=description_of_server,
+        output_schema=dict(tool.output_schema) if tool.output_schema else None,
     )
