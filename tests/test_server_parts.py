@@ -1,0 +1,114 @@
+"""The server's pure parts: argument validation, pins, the live index, result rendering."""
+
+import anyio
+import pytest
+
+from router.accounting.tokens import TokenCounter
+from router.catalog import Catalog, ToolSpec
+from router.embedding.hashing import HashingEmbedder
+from router.retrieval.types import ScoredTool
+from router.server.index import LiveIndex, resolve_pins
+from router.server.meta_tools import meta_tool_records
+from router.server.rendering import structured_results, text_results
+from router.server.validation import ArgumentsInvalid, validate_arguments
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "timezone": {"type": "string"},
+        "options": {"type": "object", "properties": {"hour": {"type": "integer"}}},
+    },
+    "required": ["timezone"],
+}
+
+
+def test_valid_arguments_pass() -> None:
+    validate_arguments("t", SCHEMA, {"timezone": "Asia/Tokyo", "options": {"hour": 3}})
+
+
+def test_invalid_arguments_name_every_field() -> None:
+    with pytest.raises(ArgumentsInvalid) as caught:
+        validate_arguments("time__now", SCHEMA, {"options": {"hour": "three"}})
+    message = str(caught.value)
+    assert message.startswith("invalid arguments for time__now:")
+    assert "missing required field 'timezone'" in message
+    assert "field 'options.hour'" in message
+    assert len(caught.value.problems) == 2
+
+
+def test_a_broken_upstream_schema_is_not_enforced() -> None:
+    validate_arguments("bad", {"type": "not-a-type"}, {"anything": 1})
+
+
+def _specs(*names: str, server: str = "s") -> list[ToolSpec]:
+    return [ToolSpec(server, name, f"{name.replace('_', ' ')} tool") for name in names]
+
+
+def test_pins_match_qualified_names_and_server_globs() -> None:
+    catalog = Catalog.from_specs(_specs("a_x", "b_y") + _specs("c", server="t"))
+    assert [r.qualified_name for r in resolve_pins(catalog, ["t/*"])] == ["t__c"]
+    assert [r.qualified_name for r in resolve_pins(catalog, ["s__a_*", "s__a_x"])] == ["s__a_x"]
+    assert resolve_pins(catalog, ["nothing"]) == ()
+
+
+async def test_live_index_rebuilds_once_for_updates_and_orders_by_server() -> None:
+    index = LiveIndex(HashingEmbedder(), None, pins=["b/*"])
+    index.submit("b", _specs("read_file", server="b"))
+    index.submit("a", _specs("get_time", server="a"))
+    with anyio.fail_after(10):
+        snapshot = await index.rebuild()
+    assert index.ready.is_set()
+    assert [r.qualified_name for r in snapshot.catalog.records] == ["a__get_time", "b__read_file"]
+    assert [r.qualified_name for r in snapshot.pinned] == ["b__read_file"]
+    with anyio.fail_after(10):
+        again = await index.rebuild()
+    assert again is snapshot  # nothing changed: no new generation
+
+
+async def test_live_index_run_swaps_in_new_tools() -> None:
+    index = LiveIndex(HashingEmbedder(), None)
+    async with anyio.create_task_group() as group:
+        await group.start(index.run)
+        index.submit("a", _specs("one"))
+        with anyio.fail_after(10):
+            await index.wait_changed()
+        first = index.snapshot.generation
+        index.submit("a", _specs("one", "two"))
+        with anyio.fail_after(10):
+            await index.wait_changed()
+        assert index.snapshot.generation == first + 1
+        assert len(index.snapshot.catalog) == 2
+        group.cancel_scope.cancel()
+
+
+def test_meta_tools_are_small_and_named_plainly() -> None:
+    search, call = meta_tool_records(5)
+    assert (search.qualified_name, call.qualified_name) == ("search_tools", "call_tool")
+    assert "default 5" in str(search.input_schema)
+    assert TokenCounter().count_tools([search, call]) < 300
+
+
+def test_search_results_render_as_text_and_structure() -> None:
+    record = Catalog.from_specs(
+        [
+            ToolSpec(
+                "time",
+                "get_current_time",
+                "Get the current time.",
+                {
+                    "type": "object",
+                    "properties": {"tz": {"type": "string", "description": "IANA zone"}},
+                    "required": ["tz"],
+                },
+            )
+        ]
+    ).records[0]
+    results = [ScoredTool(tool=record, rank=1, score=0.5)]
+    text = text_results("time in Tokyo", results, pending=["git"])
+    assert "1. time__get_current_time — Get the current time." in text
+    assert "- tz (string, required): IANA zone" in text
+    assert "still connecting" in text and "git" in text
+    structured = structured_results("time in Tokyo", results)
+    assert structured["tools"][0]["name"] == "time__get_current_time"
+    assert structured["tools"][0]["inputSchema"]["required"] == ["tz"]
+    assert text_results("nothing", []) == 'No tools match "nothing".'
