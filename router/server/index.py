@@ -64,6 +64,7 @@ class LiveIndex:
         self._tools: dict[str, tuple[ToolSpec, ...]] = {}
         self._generation = 0
         self._built_from: list[ToolSpec] = []
+        self._built_tools: dict[str, tuple[ToolSpec, ...]] = {}
         self._snapshot = self._build(Catalog.from_specs([]), 0)
         self._rebuild_lock = anyio.Lock()
         self._changed = anyio.Event()
@@ -77,6 +78,11 @@ class LiveIndex:
 
     def tools_of(self, server: str) -> tuple[ToolSpec, ...]:
         return self._tools.get(server, ())
+
+    def is_indexed(self, server: str) -> bool:
+        """Whether the current snapshot holds `server`'s last submitted tools (a submission
+        is searchable only once the rebuild that follows it is in place)."""
+        return server in self._built_tools and self._built_tools[server] == self._tools.get(server)
 
     def submit(self, server: str, specs: Iterable[ToolSpec]) -> None:
         """Replace `server`'s tools; `run` rebuilds soon. Never blocks the caller (an
@@ -95,6 +101,7 @@ class LiveIndex:
     async def rebuild(self) -> Snapshot:
         """Build a snapshot of the submitted tools now (a no-op if nothing changed)."""
         async with self._rebuild_lock:
+            submitted = dict(self._tools)
             wanted = self._catalog_specs()
             if wanted == self._built_from and self.ready.is_set():
                 return self._snapshot
@@ -110,6 +117,7 @@ class LiveIndex:
             self._generation = generation
             self._snapshot = snapshot
             self._built_from = wanted
+            self._built_tools = submitted
         logger.info(
             "index %d: %d tools from %d upstreams",
             snapshot.generation,

@@ -14,7 +14,7 @@ from router.errors import ToolNotFound
 from router.retrieval.types import ScoredTool
 from router.server.index import LiveIndex, Snapshot
 from router.server.meta_tools import meta_tool_records
-from router.upstream import UpstreamPool, UpstreamState
+from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic"]
 
@@ -27,8 +27,8 @@ class RouterState:
     pool: UpstreamPool
     k: int = 5
     mode: Mode = "search"
-    # Dynamic mode: each session's last search result (sessions are weakly held so a
-    # closed connection's state goes with it).
+    # Dynamic mode: each connection's last search result (connections are weakly held so
+    # a closed connection's state goes with it).
     session_tools: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = field(
         default_factory=weakref.WeakKeyDictionary
     )
@@ -42,12 +42,9 @@ class RouterState:
         return meta_tool_records(self.k)
 
     def pending_upstreams(self) -> list[str]:
-        """Upstreams whose tools are not in the index yet (still connecting or down)."""
-        return [
-            name
-            for name, status in self.pool.statuses().items()
-            if status.state is not UpstreamState.HEALTHY and not self.index.tools_of(name)
-        ]
+        """Upstreams whose tools are not searchable yet: still connecting, down before their
+        first listing, or listed but not yet in the current snapshot (being embedded)."""
+        return [name for name in self.pool.upstreams if not self.index.is_indexed(name)]
 
     async def search(self, query: str, k: int | None = None) -> list[ScoredTool]:
         """Top-k tools of the current snapshot; embedding runs in a worker thread."""

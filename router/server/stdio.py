@@ -1,12 +1,113 @@
-"""Serving the router over stdio: stdout carries JSON-RPC and nothing else."""
+"""Serving the router over stdio: stdout carries JSON-RPC and nothing else.
+
+The SDK's stdio transport hands a line that is not a JSON-RPC message to the server as an
+exception, which the server only logs: the client would wait forever for an answer. Here
+such a line is answered as JSON-RPC 2.0 requires: -32700 for text that is not JSON,
+-32600 for JSON that is not a valid message (with the request's id when it has one).
+"""
 
 from __future__ import annotations
 
+import logging
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.stdio import stdio_server
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.server.app import build_server
+
+logger = logging.getLogger(__name__)
+
+
+def rejection(error: Exception) -> types.JSONRPCError:
+    """The error response for an inbound line the transport could not read as a message."""
+    if isinstance(error, ValidationError) and any(
+        e["type"] == "json_invalid" for e in error.errors()
+    ):
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.PARSE_ERROR, message="Parse error: not JSON"),
+        )
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=_request_id(error),
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="Invalid request: not a JSON-RPC 2.0 request, notification or response",
+        ),
+    )
+
+
+def _request_id(error: Exception) -> types.RequestId | None:
+    if not isinstance(error, ValidationError):
+        return None
+    for detail in error.errors():
+        message = detail.get("input")
+        if isinstance(message, dict):
+            request_id = message.get("id")
+            if isinstance(request_id, str) or (
+                isinstance(request_id, int) and not isinstance(request_id, bool)
+            ):
+                return request_id
+    return None
+
+
+class _RejectingReadStream:
+    """Passes messages through; answers unreadable lines on the write stream instead."""
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        write_stream: WriteStream[SessionMessage],
+    ) -> None:
+        self._inner = inner
+        self._write_stream = write_stream
+
+    @property
+    def last_context(self) -> Any:
+        # The dispatcher reads this duck-typed attribute for per-message contextvars.
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            logger.warning("rejected an unreadable message: %s", str(item).splitlines()[0])
+            await self._write_stream.send(SessionMessage(rejection(item)))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
 
 
 async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:
@@ -14,4 +115,10 @@ async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:
     # progress bar or a child that inherited stdout cannot corrupt the protocol stream.
     server = build_server(config, embedder)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        # tools.listChanged only where the listing changes: dynamic mode announces it
+        dynamic = NotificationOptions(tools_changed=config.router.mode == "dynamic")
+        await server.run(
+            _RejectingReadStream(read_stream, write_stream),
+            write_stream,
+            server.create_initialization_options(dynamic),
+        )

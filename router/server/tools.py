@@ -57,6 +57,12 @@ def _is_modern(ctx: Context) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
+def _connection(ctx: Context) -> Any:
+    """What lives as long as the client's connection: the SDK builds a new `ServerSession`
+    for every request, around the one `Connection` object of that client."""
+    return getattr(ctx.session, "_connection", ctx.session)
+
+
 async def list_tools(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
@@ -67,7 +73,7 @@ async def list_tools(
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.mode == "dynamic" and not _is_modern(ctx):
-        for name in state.session_tools.get(ctx.session, ()):
+        for name in state.session_tools.get(_connection(ctx), ()):
             record = snapshot.catalog.get(name)
             if record is not None and record not in listed:
                 listed.append(record)
@@ -103,8 +109,8 @@ async def _search_tools(
     results = await state.search(query, k)
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
-        if state.session_tools.get(ctx.session) != names:
-            state.session_tools[ctx.session] = names
+        if state.session_tools.get(_connection(ctx)) != names:
+            state.session_tools[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
         content=[types.TextContent(text=text_results(query, results, state.pending_upstreams()))],
