@@ -36,7 +36,7 @@ def configure_logging(verbose: bool) -> None:
         stream=sys.stderr,
         force=True,
     )
-    for noisy in ("httpx", "sentence_transformers", "bm25s", "filelock"):
+    for noisy in ("httpx", "httpx2", "sentence_transformers", "bm25s", "filelock"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
