@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "EffectiveTimeouts",
+    "HttpSettings",
     "RemoteServer",
     "RouterConfig",
     "RouterSettings",
@@ -64,6 +65,11 @@ __all__ = [
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds from spawn to a listed tool set; a cold `npx` alone takes 10-12 s."""
 DEFAULT_CALL_TIMEOUT = 120.0
+DEFAULT_PING_INTERVAL = 15.0
+"""Seconds between liveness pings of a remote upstream: an idle streamable-HTTP connection
+does not notice when its server goes away."""
+DEFAULT_HTTP_PORT = 8765
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +135,8 @@ class Timeouts(BaseModel):
 
     connect: PositiveFloat | None = None
     call: PositiveFloat | None = None
+    ping: PositiveFloat | None = None
+    """Remote upstreams: seconds between liveness pings (not a wait; stdio needs none)."""
 
 
 class EffectiveTimeouts(BaseModel):
@@ -138,6 +146,7 @@ class EffectiveTimeouts(BaseModel):
 
     connect: float = DEFAULT_CONNECT_TIMEOUT
     call: float = DEFAULT_CALL_TIMEOUT
+    ping: float = DEFAULT_PING_INTERVAL
 
 
 def _check_protocol(value: str) -> str:
@@ -184,7 +193,8 @@ class RemoteServer(_ServerBase):
 
     url: str
     transport: Literal["streamable-http", "sse"] | None = None
-    headers: dict[str, ExpandedText] = Field(default_factory=dict)
+    # repr=False: header values are credentials; a logged model must not show them.
+    headers: dict[str, ExpandedText] = Field(default_factory=dict, repr=False)
 
     @field_validator("url")
     @classmethod
@@ -240,6 +250,23 @@ ServerConfig = Annotated[
 ]
 
 
+class HttpSettings(BaseModel):
+    """The `router.http` section: the HTTP front of `serve --http` (CLI flags override)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: Annotated[str, Field(min_length=1)] = "127.0.0.1"
+    port: int = Field(default=DEFAULT_HTTP_PORT, ge=0, le=65535)
+    allowed_hosts: list[Pattern] = Field(default_factory=list)
+    """Host header values accepted besides the loopback names: `name`, `name:port`,
+    `name:*` (any port) or `*` (any host)."""
+    allowed_origins: list[Pattern] = Field(default_factory=list)
+    """Origin header values accepted besides loopback origins: `https://app.example`,
+    `http://name:*` (any port) or `*`. Requests without an Origin (non-browser) pass."""
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
+    """Larger request bodies are refused with 413."""
+
+
 class RouterSettings(BaseModel):
     """The `router` section: how the routed server behaves."""
 
@@ -255,6 +282,7 @@ class RouterSettings(BaseModel):
     disabled: list[str] = Field(default_factory=list)
     include: list[Pattern] = Field(default_factory=list)
     exclude: list[Pattern] = Field(default_factory=list)
+    http: HttpSettings = Field(default_factory=HttpSettings)
 
 
 class RouterConfig(BaseModel):
@@ -308,6 +336,7 @@ class RouterConfig(BaseModel):
         return EffectiveTimeouts(
             connect=own.connect or default.connect or DEFAULT_CONNECT_TIMEOUT,
             call=own.call or default.call or DEFAULT_CALL_TIMEOUT,
+            ping=own.ping or default.ping or DEFAULT_PING_INTERVAL,
         )
 
 
@@ -492,6 +521,7 @@ def _describe(where: str, error: Any) -> str:
 
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
-    """Only the two closed models can reject a key: `timeouts` objects and `router`."""
-    model: type[BaseModel] = Timeouts if loc and loc[-1] == "timeouts" else RouterSettings
+    """Only the closed models can reject a key: `timeouts` objects, `router.http`, `router`."""
+    closed: dict[int | str, type[BaseModel]] = {"timeouts": Timeouts, "http": HttpSettings}
+    model = closed.get(loc[-1], RouterSettings) if loc else RouterSettings
     return list(model.model_fields)

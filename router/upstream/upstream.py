@@ -45,6 +45,7 @@ from router.upstream.convert import server_description, tool_spec
 from router.upstream.filtering import ToolFilter
 from router.upstream.listing import Listing, list_everything, list_prompts, list_resources
 from router.upstream.listing import list_tools as fetch_tools
+from router.upstream.liveness import watch as watch_liveness
 from router.upstream.negotiation import (
     ProtocolMemory,
     adopt_discover,
@@ -132,6 +133,7 @@ class Upstream:
         self._last_error: str | None = None
         self._retry_at: float | None = None
         self._healthy_since: float | None = None
+        self._lost: str | None = None
 
     # -- what the server layer reads -------------------------------------------------
 
@@ -308,6 +310,7 @@ class Upstream:
         key = upstream_key(self.name, self.server)
         mode = choose_mode(self.server.connect_mode, self._memory.recall(key))
         ended = self._ended = anyio.Event()
+        self._lost = None
         requests = _RelistRequests()
         began = anyio.current_time()
         phase = "handshake"
@@ -347,7 +350,7 @@ class Upstream:
         if deadline.cancelled_caught:
             return self._connect_timeout(phase)
         reason = "restart requested" if self._retry_now.is_set() else "connection closed"
-        return UpstreamUnavailable(self.name, reason)
+        return UpstreamUnavailable(self.name, self._lost or reason)
 
     def _go_healthy(self, client: Client, listing: Listing, took: float) -> None:
         self._install(client, listing)
@@ -396,8 +399,16 @@ class Upstream:
             tg.start_soon(self._relist_loop, client, requests, ended)
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 tg.start_soon(self._listen_loop, client, requests)
+            if isinstance(self.server, RemoteServer):
+                tg.start_soon(self._watch_liveness, client, ended)
             await ended.wait()
             tg.cancel_scope.cancel()
+
+    async def _watch_liveness(self, client: Client, ended: anyio.Event) -> None:
+        """Remote only: a stdio child's death ends its pipe, an HTTP server's does not."""
+        timeouts = self.timeouts
+        self._lost = await watch_liveness(client, interval=timeouts.ping, deadline=timeouts.connect)
+        ended.set()
 
     async def _relist_loop(
         self, client: Client, requests: _RelistRequests, ended: anyio.Event
