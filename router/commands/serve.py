@@ -1,4 +1,4 @@
-"""`mcp-router serve`: run the routed MCP server over stdio."""
+"""`mcp-router serve`: run the routed MCP server over stdio, or over HTTP with `--http`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from router.commands import serve_http
 from router.config import load_config
 
 logger = logging.getLogger(__name__)
@@ -26,11 +27,18 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="rank with BM25 alone: no embedding model is loaded",
     )
+    serve_http.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    if args.http:
+        from router.server.app import load_default_embedder as load_model
+
+        return serve_http.run(
+            args, config, lambda: None if args.bm25_only else load_model(config.router.model)
+        )
     servers = ", ".join(config.enabled_servers()) or "none"
     logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
     from router.server.app import load_default_embedder

@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
@@ -75,13 +76,40 @@ def _upstream_errors_as_mcp(
     return wrapped
 
 
-def build_server(config: RouterConfig, embedder: Embedder | None) -> Server[RouterState]:
+class RouterServer(Server[RouterState]):
+    """The SDK server with the router's capabilities as the handshake default: the streamable
+    HTTP session manager builds the `initialize` answer without asking for options."""
+
+    notification_options = NotificationOptions()
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self.notification_options,
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def build_server(
+    config: RouterConfig, embedder: Embedder | None, *, state: RouterState | None = None
+) -> Server[RouterState]:
+    """The routed server. Its lifespan starts the upstreams and the index; given `state`, it
+    serves that one and starts nothing (an HTTP front shares one state among its sessions)."""
+
     @asynccontextmanager
     async def lifespan(_: Server[RouterState]) -> AsyncIterator[RouterState]:
-        async with router_state(config, embedder) as state:
+        if state is not None:
             yield state
+            return
+        async with router_state(config, embedder) as own:
+            yield own
 
-    return Server[RouterState](
+    server = RouterServer(
         "mcp-router",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -94,3 +122,6 @@ def build_server(config: RouterConfig, embedder: Embedder | None) -> Server[Rout
         on_list_prompts=aggregate.list_prompts,
         on_get_prompt=_upstream_errors_as_mcp(aggregate.get_prompt),
     )
+    # Dynamic mode announces each session's new tools with `notifications/tools/list_changed`.
+    server.notification_options = NotificationOptions(tools_changed=config.router.mode == "dynamic")
+    return server

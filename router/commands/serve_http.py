@@ -1,0 +1,61 @@
+"""`mcp-router serve --http`: the options of the HTTP front and how they resolve.
+
+Flags win over the config's `router.http`; the token comes from `--token` or `ROUTER_TOKEN`
+and is never logged. A front bound beyond loopback without a token refuses to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Callable
+
+from router.config import RouterConfig
+from router.embedding.base import Embedder
+
+logger = logging.getLogger(__name__)
+
+TOKEN_VARIABLE = "ROUTER_TOKEN"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("HTTP front")
+    group.add_argument(
+        "--http",
+        action="store_true",
+        help="serve over HTTP instead of stdio: MCP at /mcp (streamable HTTP) and /sse, "
+        "REST at /v1/route, /v1/tools, /healthz",
+    )
+    group.add_argument("--host", help="address to bind (default router.http.host, 127.0.0.1)")
+    group.add_argument("--port", type=int, help="port (default router.http.port, 8765)")
+    group.add_argument(
+        "--token",
+        help=f"bearer token every request must carry (default ${TOKEN_VARIABLE}, which "
+        "keeps it out of the process list); required to bind beyond loopback",
+    )
+
+
+def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embedder | None]) -> int:
+    """Check the options, then load the model and serve (the checks fail before the slow part).
+
+    Raises:
+        ConfigError: Beyond loopback without a token.
+    """
+    from router.server.http_serve import serve_http
+    from router.server.security import SecurityPolicy
+
+    settings = config.router.http
+    host = args.host or settings.host
+    port = settings.port if args.port is None else args.port
+    policy = SecurityPolicy.for_bind(settings, host, args.token or os.environ.get(TOKEN_VARIABLE))
+    servers = ", ".join(config.enabled_servers()) or "none"
+    logger.info(
+        "mcp-router serving on http://%s:%d (MCP at /mcp and /sse, REST at /v1/route; "
+        "bearer token %s); upstreams: %s",
+        host,
+        port,
+        "required" if policy.token else "off",
+        servers,
+    )
+    return 0 if serve_http(config, load(), policy, host=host, port=port) else 1

@@ -1,0 +1,88 @@
+"""The ASGI middleware in front of every HTTP endpoint: it applies the `SecurityPolicy`
+before any route runs, so a refused request reaches neither the MCP session nor an upstream.
+
+Checks run cheapest first and before the body is read, so an unauthenticated client cannot
+make the router buffer a large body: Host (421), Origin (403), token (401), then the body
+size (413: a declared `Content-Length` over the limit at once, a streamed body once it
+passes the limit). The body is then replayed to the app.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from router.server.http_errors import error_response, is_mcp_path
+from router.server.security import SecurityPolicy
+
+logger = logging.getLogger(__name__)
+
+
+class GuardMiddleware:
+    """Refuses requests the policy does not allow; passes lifespan events through."""
+
+    def __init__(self, app: ASGIApp, policy: SecurityPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self._refusal(headers)
+        if refusal is None:
+            declared = headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.policy.max_body_bytes:
+                refusal = 413, self._too_large()
+        if refusal is None:
+            replay = await self._read_body(receive)
+            if replay is not None:
+                await self.app(scope, replay, send)
+                return
+            refusal = 413, self._too_large()
+        status, message = refusal
+        logger.warning("refused %s %s (%d): %s", scope["method"], scope["path"], status, message)
+        extra = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        response = error_response(status, message, mcp=is_mcp_path(scope["path"]), headers=extra)
+        await response(scope, receive, send)
+
+    def _refusal(self, headers: Headers) -> tuple[int, str] | None:
+        policy = self.policy
+        host = headers.get("host")
+        if not policy.host_allowed(host):
+            return 421, f"Host {host!r} is not allowed (router.http.allowed_hosts)"
+        origin = headers.get("origin")
+        if not policy.origin_allowed(origin):
+            return 403, f"Origin {origin!r} is not allowed (router.http.allowed_origins)"
+        if not policy.token_accepted(headers.get("authorization")):
+            # Never echo what was sent: it may be a real credential meant for elsewhere.
+            return 401, "missing or wrong bearer token (Authorization: Bearer ...)"
+        return None
+
+    def _too_large(self) -> str:
+        return f"request body over {self.policy.max_body_bytes} bytes (router.http.max_body_bytes)"
+
+    async def _read_body(self, receive: Receive) -> Receive | None:
+        """Read the whole body within the limit; a `receive` that replays it, else None."""
+        limit = self.policy.max_body_bytes
+        size = 0
+        cached: deque[Message] = deque()
+        while True:
+            message = await receive()
+            cached.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > limit:
+                return None
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return cached.popleft() if cached else await receive()
+
+        return replay

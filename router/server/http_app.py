@@ -1,0 +1,77 @@
+"""The HTTP front: one FastAPI app serving the routed MCP server (streamable HTTP at `/mcp`,
+legacy SSE at `/sse` + `/messages/`) and the REST API (`/v1/route`, `/v1/tools`,
+`/healthz`), behind the `GuardMiddleware`.
+
+The app's lifespan owns everything, once for all sessions: it starts the upstream pool and
+the index (`router_state`), builds the MCP server around that state, and runs the SDK's
+session manager; leaving it ends the sessions, then the upstreams.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.security import HTTPBearer
+from starlette.responses import Response
+
+from router import __version__
+from router.config import RouterConfig
+from router.embedding.base import Embedder
+from router.server.app import build_server, router_state
+from router.server.batching import QueryBatcher
+from router.server.guard import GuardMiddleware
+from router.server.http_errors import error_response, is_mcp_path
+from router.server.mcp_http import McpEndpoints, mcp_routes
+from router.server.rest import FrontState, Readiness, api
+from router.server.routing_api import ListCosts
+from router.server.security import SecurityPolicy
+
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+A tool-routing MCP gateway. MCP clients connect to `/mcp` (streamable HTTP) or `/sse`
+(legacy HTTP+SSE; messages go to `/messages/`): those speak JSON-RPC and are not described
+here. Hosts that route tools themselves ask `POST /v1/route`.
+
+Every request passes the Host and Origin allow-lists and, when the router has a token,
+must carry `Authorization: Bearer <token>`. Bodies over the size limit get 413.
+"""
+
+
+def create_app(config: RouterConfig, embedder: Embedder | None, policy: SecurityPolicy) -> FastAPI:
+    """The front for `config`; serve it with any ASGI server (`serve_http` uses uvicorn)."""
+
+    # Many sessions rank at once: their query embeddings share model calls.
+    shared = QueryBatcher(embedder) if embedder is not None else None
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[FrontState]:
+        async with router_state(config, shared) as state:
+            server = build_server(config, shared, state=state)
+            endpoints = McpEndpoints(server, policy.max_body_bytes)
+            async with endpoints.run():
+                yield FrontState(
+                    router=state, mcp=endpoints, costs=ListCosts(), readiness=Readiness()
+                )
+
+    app = FastAPI(
+        title="mcp-router",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).
+    bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
+    app.include_router(api, dependencies=bearer)
+    app.router.routes.extend(mcp_routes())
+    app.add_exception_handler(Exception, _internal_error)
+    app.add_middleware(GuardMiddleware, policy=policy)
+    return app
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    logger.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return error_response(500, "internal error", mcp=is_mcp_path(request.url.path))

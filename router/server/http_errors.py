@@ -1,0 +1,90 @@
+"""Error responses of the HTTP front: JSON everywhere, JSON-RPC on the MCP endpoints.
+
+A REST client gets `{"detail": message}` (FastAPI's shape). An MCP client gets a JSON-RPC
+error response with `id: null` (the request was not read, so its id is unknown) and the
+same HTTP status: -32700 for a body that does not parse, -32603 for a server fault and
+-32600 (invalid request) for every other refusal.
+"""
+
+from __future__ import annotations
+
+import json
+
+import mcp_types as types
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MCP_PATHS = ("/mcp", "/sse", "/messages")
+
+
+def is_mcp_path(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in MCP_PATHS)
+
+
+def jsonrpc_code(status: int, message: str) -> int:
+    if status >= 500:
+        return types.INTERNAL_ERROR
+    if "parse" in message.lower():
+        return types.PARSE_ERROR
+    return types.INVALID_REQUEST
+
+
+def error_response(
+    status: int, message: str, *, mcp: bool, headers: dict[str, str] | None = None
+) -> Response:
+    """The refusal for one request, shaped for the endpoint it was sent to."""
+    if mcp:
+        error = {"code": jsonrpc_code(status, message), "message": message}
+        body: object = {"jsonrpc": "2.0", "id": None, "error": error}
+    else:
+        body = {"detail": message}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class JsonRpcErrors:
+    """Wraps an MCP endpoint so that its plain-text error answers (the SDK's SSE transport
+    answers `Could not find session` and the like as text) become JSON-RPC errors."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        held: Message | None = None
+        body = bytearray()
+
+        async def rewrite(message: Message) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start":
+                content_type = Headers(raw=message.get("headers", [])).get("content-type", "")
+                if message["status"] >= 400 and "json" not in content_type:
+                    held = message  # answer it once the whole text is known
+                    return
+            elif held is not None and message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                text = body.decode(errors="replace").strip() or "request refused"
+                status = held["status"]
+                error = {"code": jsonrpc_code(status, text), "message": text}
+                payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+                await send(_start(held, payload))
+                await send({"type": "http.response.body", "body": payload})
+                return
+            await send(message)
+
+        await self.app(scope, receive, rewrite)
+
+
+def _start(original: Message, payload: bytes) -> Message:
+    keep = [
+        (name, value)
+        for name, value in original.get("headers", [])
+        if name.lower() not in (b"content-type", b"content-length")
+    ]
+    headers = [
+        *keep,
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
+    return {"type": "http.response.start", "status": original["status"], "headers": headers}

@@ -1,0 +1,77 @@
+"""The routed MCP server over HTTP: streamable HTTP at `/mcp` (the SDK's session manager,
+one session per client) and the legacy HTTP+SSE transport at `/sse` + `/messages/`.
+
+Both serve one `Server` whose lifespan yields the front's shared `RouterState`, so every
+session sees the same index and upstream pool. DNS-rebinding checks are the front's
+(`GuardMiddleware`), not the SDK's, so REST and MCP share one policy.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+
+from mcp.server.lowlevel import Server
+from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from router.server.http_errors import JsonRpcErrors, error_response
+from router.server.state import RouterState
+
+MESSAGES_PATH = "/messages/"
+
+
+class McpEndpoints:
+    """The ASGI endpoints of both MCP transports; `run()` must be entered before use."""
+
+    def __init__(self, server: Server[RouterState], max_body_bytes: int) -> None:
+        self.server = server
+        self.manager = StreamableHTTPSessionManager(
+            server, security_settings=None, max_request_body_size=max_body_bytes
+        )
+        self.sse = SseServerTransport(
+            MESSAGES_PATH, security_settings=None, max_request_body_size=max_body_bytes
+        )
+
+    def run(self) -> AbstractAsyncContextManager[None]:
+        """The session manager's task group: sessions live in it; leaving it ends them."""
+        return self.manager.run()
+
+    async def streamable_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.manager.handle_request(scope, receive, send)
+
+    async def sse_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "GET":
+            response = error_response(405, "use GET to open the SSE stream", mcp=True)
+            await response(scope, receive, send)
+            return
+        async with self.sse.connect_sse(scope, receive, send) as (read_stream, write_stream):
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
+
+    async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.sse.handle_post_message(scope, receive, send)
+
+
+class _Lookup:
+    """An ASGI app that finds the running `McpEndpoints` in the lifespan state: routes
+    exist before the lifespan has built the server they serve."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoints: McpEndpoints = scope["state"]["mcp"]
+        await getattr(endpoints, self.name)(scope, receive, send)
+
+
+def mcp_routes() -> list[BaseRoute]:
+    """`/mcp`, `/sse`, `/messages/` (and `/messages`, which would otherwise redirect)."""
+    return [
+        Route("/mcp", JsonRpcErrors(_Lookup("streamable_http")), include_in_schema=False),
+        Route("/sse", JsonRpcErrors(_Lookup("sse_stream")), include_in_schema=False),
+        Route(MESSAGES_PATH, JsonRpcErrors(_Lookup("sse_message")), include_in_schema=False),
+        Route("/messages", JsonRpcErrors(_Lookup("sse_message")), include_in_schema=False),
+    ]

@@ -1,0 +1,116 @@
+"""The REST API: `POST /v1/route`, `GET /v1/tools`, `GET /healthz`.
+
+Handlers read the front's state from the lifespan state (`request.state`), never globals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+import anyio.to_thread
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+
+from router.accounting.formats import ToolFormat
+from router.server.mcp_http import McpEndpoints
+from router.server.rest_models import ErrorBody, Health, RouteRequest, RouteResponse, ToolsResponse
+from router.server.routing_api import ListCosts, catalog, route
+from router.server.state import RouterState
+
+
+@dataclass
+class Readiness:
+    """Ready once every upstream's first attempt has ended and every healthy one's tools are
+    indexed; it then stays ready (a later re-index must not take a replica out of a load
+    balancer's rotation)."""
+
+    ready: bool = False
+
+    def check(self, state: RouterState) -> bool:
+        if not self.ready and state.index.ready.is_set():
+            statuses = state.pool.statuses()
+            pending = set(state.pending_upstreams())
+            self.ready = all(s.settled for s in statuses.values()) and not any(
+                s.healthy and name in pending for name, s in statuses.items()
+            )
+        return self.ready
+
+
+class FrontState(TypedDict):
+    """What the HTTP front's lifespan yields; Starlette hands a copy to every request."""
+
+    router: RouterState
+    mcp: McpEndpoints
+    costs: ListCosts
+    readiness: Readiness
+
+
+def _front(request: Request) -> FrontState:
+    state: FrontState = request.scope["state"]
+    return state
+
+
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when one is set)"},
+    403: {"model": ErrorBody, "description": "Origin not in router.http.allowed_origins"},
+    413: {"model": ErrorBody, "description": "body over router.http.max_body_bytes"},
+    421: {"model": ErrorBody, "description": "Host not in router.http.allowed_hosts"},
+}
+
+api = APIRouter(responses=_REFUSALS)
+
+
+@api.post(
+    "/v1/route",
+    response_model=RouteResponse,
+    responses={503: {"model": ErrorBody, "description": "no upstream's tools are indexed yet"}},
+    summary="Rank the tools for a task",
+)
+async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
+    """The pinned tools, then the top `k` (or those fitting `budget` tokens) for `query`, in
+    the requested format, with each one's scores and the tokens of the routed list against
+    the full list. Upstreams still connecting are named in `pending`."""
+    front = _front(request)
+    state = front["router"]
+    if not state.index.ready.is_set():
+        raise HTTPException(503, "no tools indexed yet: the upstreams are still connecting")
+    snapshot, pending = state.snapshot, state.pending_upstreams()
+
+    def run() -> RouteResponse:
+        return route(snapshot, body, default_k=state.k, costs=front["costs"], pending=pending)
+
+    return await anyio.to_thread.run_sync(run)
+
+
+@api.get("/v1/tools", response_model=ToolsResponse, summary="The catalog and upstream health")
+async def list_catalog(
+    request: Request,
+    format: Annotated[ToolFormat, Query(description="format of `definition`")] = ToolFormat.MCP,
+) -> ToolsResponse:
+    """Every indexed tool with its definition in `format` and whether its upstream is up,
+    and every upstream's state (a down upstream's tools stay listed, marked unhealthy)."""
+    return catalog(_front(request)["router"], format)
+
+
+@api.get(
+    "/healthz",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "still starting: the index is not built"}},
+    summary="Readiness",
+)
+async def healthz(request: Request, response: Response) -> Health:
+    """200 once the index is built (every upstream tried, the healthy ones indexed), 503
+    before. Upstreams that go down later show in `/v1/tools`, not here."""
+    front = _front(request)
+    state = front["router"]
+    ready = front["readiness"].check(state)
+    if not ready:
+        response.status_code = 503
+    statuses = state.pool.statuses().values()
+    return Health(
+        status="ready" if ready else "starting",
+        tools=len(state.snapshot.catalog),
+        upstreams=len(statuses),
+        healthy_upstreams=sum(s.healthy for s in statuses),
+        pending=state.pending_upstreams(),
+    )

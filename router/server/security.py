@@ -1,0 +1,106 @@
+"""Who may talk to the HTTP front: the Host and Origin allow-lists, the bearer token, the
+body limit, and the rule that a front reachable beyond loopback needs a token.
+
+Host checks stop DNS rebinding (a web page whose name resolves to 127.0.0.1 reaching the
+router through the browser); Origin checks stop other pages' scripts. Clients that are not
+browsers send no Origin and pass that check. Patterns: `name`, `name:port`, `name:*` (any
+port) and `*` (anything); origins likewise with their scheme, `http://name:*`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from router.config import DEFAULT_MAX_BODY_BYTES, HttpSettings
+from router.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
+LOOPBACK_ORIGINS = tuple(
+    f"{scheme}://{host}" for scheme in ("http", "https") for host in LOOPBACK_HOSTS
+)
+_WILDCARD_BINDS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the front on this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def matches(value: str, patterns: Sequence[str]) -> bool:
+    """`value` is one of `patterns`, or has the port-wildcard pattern's prefix."""
+    for pattern in patterns:
+        if pattern in ("*", value):
+            return True
+        if pattern.endswith(":*") and value.startswith(pattern[:-1]):
+            port = value[len(pattern) - 1 :]
+            if port.isdigit():
+                return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityPolicy:
+    """The checks every HTTP request goes through, in this order: Host (421), Origin (403),
+    bearer token (401), body size (413)."""
+
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    allowed_origins: tuple[str, ...] = LOOPBACK_ORIGINS
+    token: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    def host_allowed(self, host: str | None) -> bool:
+        return host is not None and matches(host.lower(), self.allowed_hosts)
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        return origin is None or matches(origin.lower(), self.allowed_origins)
+
+    def token_accepted(self, authorization: str | None) -> bool:
+        if self.token is None:
+            return True
+        scheme, _, credential = (authorization or "").partition(" ")
+        # Constant time, so the response time does not leak how much of a guess was right.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credential.strip().encode(), self.token.encode()
+        )
+
+    @classmethod
+    def for_bind(cls, settings: HttpSettings, host: str, token: str | None) -> SecurityPolicy:
+        """The policy for a front bound to `host`.
+
+        Raises:
+            ConfigError: `host` is beyond loopback and there is no token.
+        """
+        token = token or None
+        if not is_loopback(host) and token is None:
+            raise ConfigError(
+                f"refusing to serve HTTP on {host} without a token: anyone who can reach it "
+                "could call every upstream tool. Fix: set ROUTER_TOKEN (or pass --token), or "
+                "bind to 127.0.0.1."
+            )
+        hosts = [*LOOPBACK_HOSTS, *(h.lower() for h in settings.allowed_hosts)]
+        if host not in _WILDCARD_BINDS and not is_loopback(host):
+            hosts += [host.lower(), f"{host.lower()}:*"]
+        elif host in _WILDCARD_BINDS and not settings.allowed_hosts:
+            # Any name may reach a wildcard bind; the token (required there) guards it.
+            logger.warning(
+                "bound to all interfaces without router.http.allowed_hosts: Host is not "
+                "checked; the bearer token protects the front"
+            )
+            hosts.append("*")
+        return cls(
+            allowed_hosts=tuple(hosts),
+            allowed_origins=(*LOOPBACK_ORIGINS, *(o.lower() for o in settings.allowed_origins)),
+            token=token,
+            max_body_bytes=settings.max_body_bytes,
+        )
