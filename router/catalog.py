@@ -15,12 +15,25 @@ JsonObject = dict[str, Any]
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NAME_SEPARATORS = re.compile(r"[_\-.:/~\s]+")
+# "(e.g., 'Asia/Tokyo', 'America/New_York')": example values say what a parameter accepts,
+# not what the tool does, and they pull unrelated queries in ("what time is it in Tokyo"
+# ranked convert_time above get_current_time because of one).
+_EXAMPLES = re.compile(
+    r"\s*\((?:e\.g\.?|eg\.|for example|for instance|such as|like|example:?)[^)]*\)"
+    r"|,?\s*(?:e\.g\.|for example|for instance)[,:]?\s.*?(?=\.\s|\.$|;|$)",
+    re.IGNORECASE,
+)
 
 
 def split_identifier(name: str) -> str:
     """`get_currentTime` -> `get current Time`: identifiers read as words."""
     words = _NAME_SEPARATORS.split(_CAMEL_BOUNDARY.sub(" ", name))
     return " ".join(word for word in words if word)
+
+
+def strip_examples(text: str) -> str:
+    """A parameter description without its example values."""
+    return _EXAMPLES.sub("", text).strip()
 
 
 def _parameter_lines(schema: Mapping[str, Any] | None) -> list[str]:
@@ -35,8 +48,10 @@ def _parameter_lines(schema: Mapping[str, Any] | None) -> list[str]:
         text = split_identifier(str(param))
         if isinstance(spec, Mapping):
             description = spec.get("description")
-            if isinstance(description, str) and description.strip():
-                text += ": " + description.strip()
+            if isinstance(description, str):
+                description = strip_examples(description)
+                if description:
+                    text += ": " + description
             nested = spec.get("items") if spec.get("type") == "array" else spec
             if isinstance(nested, Mapping) and nested is not spec:
                 lines.extend(_parameter_lines(nested))

@@ -34,3 +34,20 @@ def test_records_are_frozen_and_fingerprinted() -> None:
 def test_missing_schema_becomes_an_empty_object_schema() -> None:
     record = Catalog.from_specs([ToolSpec("s", "t", "d", input_schema=None)]).records[0]
     assert record.input_schema == {"type": "object", "properties": {}}
+
+
+def test_example_values_are_left_out_of_parameter_text() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "target": {
+                "type": "string",
+                "description": "IANA zone (e.g., 'Asia/Tokyo'). Required.",
+            },
+            "path": {"type": "string", "description": "A file path, e.g. /tmp/x.txt. Must exist."},
+        },
+    }
+    text = build_search_text("time", "convert_time", "Convert time.", schema)
+    assert "Tokyo" not in text and "x.txt" not in text
+    assert "target: IANA zone. Required." in text
+    assert "path: A file path. Must exist." in text
