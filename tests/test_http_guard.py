@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from router.server.security import SecurityPolicy
 from tests.http_serving import (
+    MCP_ACCEPT,
     Front,
     config,
     counting_upstream,
@@ -196,3 +197,36 @@ async def test_the_sdk_client_needs_the_token(front: Front, log: Path) -> None:
 
     assert result.content[0] == types.TextContent(text="touched")
     assert calls(log) == before + 1
+
+
+async def test_errors_on_mcp_endpoints_are_json_rpc_and_elsewhere_json(front: Front) -> None:
+    mcp = {**GOOD, **MCP_ACCEPT, "Content-Type": "application/json"}
+    unknown_session = "/messages/?session_id=" + "0" * 32
+    async with httpx2.AsyncClient(base_url=front.url) as http:
+        with anyio.fail_after(20):
+            not_json = await http.post("/mcp", content=b"not json", headers=mcp)
+            no_session = await http.post("/mcp", json=TOUCH, headers={**mcp, "mcp-session-id": "x"})
+            lost = await http.post(unknown_session, json=TOUCH, headers=mcp)
+            get_messages = await http.get("/messages/", headers=GOOD)
+            post_sse = await http.post("/sse", json=TOUCH, headers=mcp)
+            nowhere = await http.get("/nowhere", headers=GOOD)
+
+    answers = [
+        (not_json, 400),
+        (no_session, 404),
+        (lost, 404),
+        (get_messages, 405),
+        (post_sse, 405),
+    ]
+    for answer, status in answers:
+        assert answer.status_code == status, answer.text
+        body = answer.json()
+        assert (body["jsonrpc"], body["id"]) == ("2.0", None)
+        assert body["error"]["message"]
+    assert not_json.json()["error"]["code"] == types.PARSE_ERROR
+    assert lost.json()["error"] == {
+        "code": types.INVALID_REQUEST,
+        "message": "Could not find session",
+    }
+    assert get_messages.json()["error"]["message"] == "Method Not Allowed"
+    assert (nowhere.status_code, nowhere.json()) == (404, {"detail": "Not Found"})

@@ -9,6 +9,7 @@ same HTTP status: -32700 for a body that does not parse, -32603 for a server fau
 from __future__ import annotations
 
 import json
+from http import HTTPStatus
 
 import mcp_types as types
 from starlette.datastructures import Headers
@@ -64,8 +65,8 @@ class JsonRpcErrors:
                 body.extend(message.get("body", b""))
                 if message.get("more_body", False):
                     return
-                text = body.decode(errors="replace").strip() or "request refused"
                 status = held["status"]
+                text = body.decode(errors="replace").strip() or HTTPStatus(status).phrase
                 error = {"code": jsonrpc_code(status, text), "message": text}
                 payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
                 await send(_start(held, payload))
