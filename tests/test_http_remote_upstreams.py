@@ -8,12 +8,14 @@ a client stays connected to the router the whole time.
 from __future__ import annotations
 
 import logging
+import socket
 
 import anyio
 import httpx2
 import pytest
 
 from router.config import parse_config
+from router.errors import UpstreamUnavailable
 from router.server.security import SecurityPolicy
 from router.upstream import UpstreamPool, UpstreamState
 from tests import test_upstream_pool as upstream_tests
@@ -72,6 +74,24 @@ async def test_a_remote_upstream_that_goes_down_fails_fast_and_is_reconnected(
     assert echo["healthy"] is False  # still listed while down, marked as such
     assert first_text(after) == "Echo: after"
     assert upstream.status.attempts >= 2
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/sse"])
+async def test_a_remote_upstream_that_never_answers_times_out_and_is_reported(path: str) -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # connections queue; nothing ever answers them
+        port = silent.getsockname()[1]
+        remote = {"url": f"http://127.0.0.1:{port}{path}", "timeouts": {"connect": 1}}
+        async with UpstreamPool(config({"remote": remote})) as pool:
+            with anyio.fail_after(10):
+                status = await pool.upstream("remote").wait_settled()
+                with pytest.raises(UpstreamUnavailable) as down:
+                    await pool.call_tool("remote", "echo", {"message": "anyone?"})
+
+    assert status.state is UpstreamState.UNHEALTHY
+    assert status.last_error == "no answer (handshake) within the 1s connect timeout"
+    assert "down (no answer" in str(down.value)
 
 
 async def test_remote_headers_come_from_the_environment_and_never_reach_the_log(
