@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup run route inspect example-deps test test-deps lint typecheck unit clean
+.PHONY: setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,15 @@ run: setup example-deps
 
 inspect: setup example-deps
 	$(BIN)/mcp-router inspect --config examples/servers.json
+
+# The router over HTTP on 127.0.0.1:8765 (MCP at /mcp and /sse, REST at /v1/route);
+# export ROUTER_TOKEN to require a bearer token.
+serve-http: setup example-deps
+	$(BIN)/mcp-router serve --http --config examples/servers.json
+
+# The HTTP front under 20 concurrent clients (needs wrk: apt-get install wrk).
+bench-http: setup example-deps
+	$(BIN)/python -m benchmarks.http_load
 
 route: setup
 	$(BIN)/mcp-router route --catalog examples/catalog.jsonl "$(QUERY)"
