@@ -9,10 +9,7 @@ such a line is answered as JSON-RPC 2.0 requires: -32700 for text that is not JS
 from __future__ import annotations
 
 import logging
-from types import TracebackType
-from typing import Any, Self
 
-import anyio
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.stdio import stdio_server
@@ -22,6 +19,7 @@ from pydantic import ValidationError
 
 from router.config import RouterConfig
 from router.embedding.base import Embedder
+from router.read_stream import ReadStreamWrapper
 from router.server.app import build_server
 
 logger = logging.getLogger(__name__)
@@ -61,7 +59,7 @@ def _request_id(error: Exception) -> types.RequestId | None:
     return None
 
 
-class _RejectingReadStream:
+class _RejectingReadStream(ReadStreamWrapper):
     """Passes messages through; answers unreadable lines on the write stream instead."""
 
     def __init__(
@@ -69,13 +67,8 @@ class _RejectingReadStream:
         inner: ReadStream[SessionMessage | Exception],
         write_stream: WriteStream[SessionMessage],
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._write_stream = write_stream
-
-    @property
-    def last_context(self) -> Any:
-        # The dispatcher reads this duck-typed attribute for per-message contextvars.
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -84,30 +77,6 @@ class _RejectingReadStream:
                 return item
             logger.warning("rejected an unreadable message: %s", str(item).splitlines()[0])
             await self._write_stream.send(SessionMessage(rejection(item)))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:

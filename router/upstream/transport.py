@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import Any, Self
 
 import anyio
 from mcp.client._transport import TransportStreams
@@ -21,21 +19,17 @@ from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from router.config import RemoteServer, StdioServer
+from router.read_stream import ReadStreamWrapper
 from router.upstream.environment import child_environment
 from router.upstream.stderr import stderr_to_log
 
 
-class _WatchedReadStream:
+class _WatchedReadStream(ReadStreamWrapper):
     """A read stream that sets `ended` when the peer's side of the connection ends."""
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], ended: anyio.Event) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._ended = ended
-
-    @property
-    def last_context(self) -> Any:
-        # The dispatcher reads this duck-typed attribute for per-message contextvars.
-        return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
         try:
@@ -43,30 +37,6 @@ class _WatchedReadStream:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended.set()
             raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 def stdio_parameters(server: StdioServer) -> StdioServerParameters:
