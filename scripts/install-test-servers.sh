@@ -3,7 +3,7 @@
 # .cache/servers/ (git-ignored). Idempotent: a second run only checks what is there.
 #
 #   node/        npm packages, one node_modules for all (`npm install --prefix`)
-#   time/ git/   one venv per Python server: they pin their own `mcp`, not ours
+#   time/ git/ fetch/   one venv per Python server: they pin their own `mcp`, not ours
 #   word/        office-word-mcp-server, optional (a real upstream that writes junk to stdout)
 #
 # Only PyPI and npm are reached. Override the location with MCP_ROUTER_SERVERS_DIR,
@@ -23,6 +23,7 @@ install_npm \
   "@modelcontextprotocol/inspector"  # a real client; on node 20 npm picks 0.15.0 (its CLI)
 install_venv time mcp-server-time mcp-server-time
 install_venv git mcp-server-git mcp-server-git
+install_venv fetch mcp-server-fetch mcp-server-fetch  # completes the example set the serve tests start
 install_venv word office-word-mcp-server word_mcp_server optional
 
 # What the tests look for, one line each, on stdout.
@@ -34,4 +35,5 @@ report \
   "inspector=$DEST/node/node_modules/.bin/mcp-inspector" \
   "time=$DEST/time/bin/mcp-server-time" \
   "git=$DEST/git/bin/mcp-server-git" \
+  "fetch=$DEST/fetch/bin/mcp-server-fetch" \
   "word=$DEST/word/bin/word_mcp_server"
