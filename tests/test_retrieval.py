@@ -5,7 +5,7 @@ from router.catalog import Catalog, ToolSpec
 from router.embedding.hashing import HashingEmbedder
 from router.errors import RouterError
 from router.retrieval.decompose import split_steps
-from router.retrieval.fusion import reciprocal_rank_fusion
+from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from router.retrieval.retriever import Retriever, SearchMode
 from tests.conftest import make_catalog
 
@@ -144,3 +144,12 @@ def test_empty_catalog_returns_nothing() -> None:
 def test_catalog_positions_match_records() -> None:
     catalog = Catalog.from_specs([ToolSpec("a", "x", "d"), ToolSpec("b", "y", "e")])
     assert [catalog.position(r.qualified_name) for r in catalog.records] == [0, 1]
+
+
+def test_another_rrf_constant_reuses_the_indexes() -> None:
+    retriever = _retriever()
+    other = retriever.with_rrf_k(60)
+    (top,) = other.search("convert a time between timezones", k=1)
+    assert top.score == pytest.approx(1 / 61 + 1 / 61)  # first in both signals
+    (default,) = retriever.search("convert a time between timezones", k=1)
+    assert default.score == pytest.approx(2 / (1 + RRF_K))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,7 +18,7 @@ from router.errors import RouterError
 from router.retrieval.decompose import split_steps
 from router.retrieval.dense import DenseIndex, top_n
 from router.retrieval.exact import NameMatcher
-from router.retrieval.fusion import reciprocal_rank_fusion
+from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from router.retrieval.lexical import LexicalIndex
 from router.retrieval.types import ScoredTool
 
@@ -54,6 +55,7 @@ class Retriever:
         *,
         pins: Iterable[str] = (),
         decompose: bool = True,
+        rrf_k: float = RRF_K,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("an embedder and its vectors come together")
@@ -63,6 +65,7 @@ class Retriever:
         self._lexical = LexicalIndex([r.search_text for r in catalog.records])
         self._names = NameMatcher(catalog.records)
         self._decompose = decompose
+        self._rrf_k = rrf_k
         unknown = [p for p in pins if catalog.get(p) is None]
         if unknown:
             raise RouterError(f"pinned tools not in the catalog: {', '.join(unknown)}")
@@ -85,6 +88,12 @@ class Retriever:
             return cls(catalog, None, None, pins=pins, decompose=decompose), stats
         vectors, stats = embed_records(catalog.records, embedder, cache, on_progress)
         return cls(catalog, embedder, vectors, pins=pins, decompose=decompose), stats
+
+    def with_rrf_k(self, rrf_k: float) -> Retriever:
+        """The same indexes, hybrid results fused with another RRF constant (to compare)."""
+        clone = copy.copy(self)
+        clone._rrf_k = rrf_k
+        return clone
 
     @property
     def modes(self) -> tuple[SearchMode, ...]:
@@ -167,7 +176,7 @@ class Retriever:
                 assert raw is not None
                 text_scores = {p: float(raw[p]) for p in order}
             else:
-                text_scores = reciprocal_rank_fusion(rankings)
+                text_scores = reciprocal_rank_fusion(rankings, k=self._rrf_k)
                 order = sorted(text_scores, key=lambda p: (-text_scores[p], p))[:depth]
             per_text.append(order)
             for position in order:
