@@ -1,0 +1,106 @@
+"""The bench's command-line options, shared by `python -m benchmarks` and `mcp-router bench`.
+
+Imports nothing heavy, so `mcp-router --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+QUICK_OUT = ROOT / "benchmarks" / "out" / "quick"
+DEFAULT_SETS = ("msc_bench", "bfcl", "metatool")
+DEFAULT_SIZES = (1000, 5000, 10000, 20000)
+MODEL = "all-MiniLM-L6-v2"  # router.embedding.manifest.DEFAULT_MODEL, without importing it
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    data: Path
+    sets: tuple[str, ...]
+    sizes: tuple[int, ...]
+    max_queries: int | None
+    scale_queries: int | None
+    seed: int
+    model: str | None
+    """None: the test-only hashing embedder."""
+    cache_dir: Path | None
+    no_cache: bool
+    fastmcp: bool
+    config: Path | None
+    live_wait: float
+    out: Path
+    readme: bool
+    charts: bool
+    catalog_limit: int | None
+    cold_tools: int
+    latency_queries: int
+    """Queries embedded one by one (timed); the others are embedded in batches."""
+    also_rrf_k: float | None
+    quick: bool
+    progress: bool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the public sets")
+    add("--sets", default=",".join(DEFAULT_SETS), help="query sets, comma-separated ('' for none)")
+    add("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="distractor counts")
+    add("--max-queries", type=int, default=2000, help="seeded sample of larger sets (2000)")
+    add("--scale-queries", type=int, default=500, help="seeded sample at each size (500)")
+    add("--seed", type=int, default=0)
+    add("--model", default=None, help="embedding model (default all-MiniLM-L6-v2)")
+    add("--hashing", action="store_true", help="test-only hashing embedder (no model, no cache)")
+    add(
+        "--cache-dir", type=Path, default=None, help="embedding cache (default ~/.cache/mcp-router)"
+    )
+    add("--no-cache", action="store_true", help="embed everything, store nothing")
+    add("--no-fastmcp", action="store_true", help="skip FastMCP's search baseline")
+    add("--config", type=Path, default=None, help="live mode: benchmark these upstreams too")
+    add("--live-wait", type=float, default=60.0, help="seconds to wait for live upstreams")
+    add("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
+    add("--no-readme", action="store_true", help="leave benchmarks/README.md alone")
+    add("--no-charts", action="store_true", help="write no PNG charts")
+    add("--catalog-limit", type=int, default=None, help="cut each set's catalog (smoke runs)")
+    add("--cold-tools", type=int, default=200, help="tools embedded cold to time a cold build")
+    add("--latency-queries", type=int, default=200, help="queries timed end to end (200)")
+    add("--also-rrf-k", type=float, default=None, help="also run hybrid fused with this RRF k")
+    add("--quick", action="store_true", help="a small sample in seconds: the CI smoke run")
+    add("--no-progress", action="store_true", help="no progress bar on stderr")
+    add("--table-only", action="store_true", help="re-render table, charts, README from JSON")
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def from_args(args: argparse.Namespace) -> Options:
+    """Options from parsed arguments; `--quick` swaps in the small sample's defaults."""
+    quick = bool(args.quick)
+    sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+    return Options(
+        data=args.data,
+        sets=sets,
+        sizes=(150, 500) if quick else _ints(args.sizes),
+        max_queries=16 if quick else args.max_queries,
+        scale_queries=8 if quick else args.scale_queries,
+        seed=args.seed,
+        model=None if args.hashing or (quick and args.model is None) else args.model or MODEL,
+        cache_dir=args.cache_dir,
+        no_cache=args.no_cache,
+        fastmcp=not args.no_fastmcp,
+        config=args.config,
+        live_wait=args.live_wait,
+        out=args.out or (QUICK_OUT if quick else RESULTS),
+        readme=not (args.no_readme or quick),
+        charts=not args.no_charts,
+        catalog_limit=150 if quick and args.catalog_limit is None else args.catalog_limit,
+        cold_tools=20 if quick else args.cold_tools,
+        latency_queries=4 if quick else args.latency_queries,
+        also_rrf_k=args.also_rrf_k,
+        quick=quick,
+        progress=not args.no_progress,
+    )
