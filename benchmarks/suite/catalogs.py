@@ -16,6 +16,7 @@ from benchmarks.suite.listtokens import ListTokens
 from benchmarks.suite.measure import group_breakdown, mean_metrics, percentiles, run_methods
 from benchmarks.suite.methods import (
     COMPARED,
+    NO_SPLIT,
     ROUTER,
     EmbeddedQueries,
     RandomRanker,
@@ -44,6 +45,7 @@ class Context:
     latency_queries: int
     """How many queries FastMCP's `_search` is timed on (its hash check is slow)."""
     also_rrf_k: float | None = None
+    also_no_split: bool = False
 
 
 def peak_rss_mb() -> float:
@@ -90,6 +92,10 @@ def measure(
         name = f"{COMPARED}{ctx.also_rrf_k:g}"
         other = retriever.with_rrf_k(ctx.also_rrf_k)
         rankers.append(RouterRanker(other, SearchMode.HYBRID, embedded, name=name))
+    if ctx.embedder and ctx.also_no_split:
+        # the same vectors serve: a retriever that does not split reads only the first row
+        whole, _ = Retriever.build(catalog, ctx.embedder, ctx.cache, decompose=False)
+        rankers.append(RouterRanker(whole, SearchMode.HYBRID, embedded, name=NO_SPLIT))
     rankers += [routers[m.value] for m in modes[1:]]
     runs = run_methods(rankers, resolved, indices, tick)
 

@@ -46,7 +46,7 @@ def write_charts(report: dict[str, Any], folder: Path, stem: str) -> list[Path]:
 
 
 def _title(name: str, report: dict[str, Any]) -> str:
-    where = f"(commit {report['commit']}, model {report['model']})"
+    where = f"(code {report['code_commit']}, model {report['model']})"
     return {
         ACCURACY: f"Recall@5 as distractor tools are added {where}",
         SAVED_VS_K: f"Tokens saved by the routed list + meta-tools vs listing every tool {where}",

@@ -26,13 +26,15 @@ _BATCH = 32
 ORDER = ("random", "bm25", "fastmcp_bm25", "dense", "hybrid")
 """Methods in the order every table and chart shows them; the router last."""
 COMPARED = "hybrid_rrf"
-"""Prefix of hybrid fused with another RRF constant (`--also-rrf-k`), shown before the router."""
+"""Prefix of hybrid fused with another RRF constant (`--also-rrf-k`)."""
+NO_SPLIT = "hybrid_nosplit"
+"""Hybrid without splitting multi-step requests into parts (`--also-no-split`)."""
 
 
 def method_order(names: Collection[str]) -> list[str]:
     """`names` in display order: the baselines, extra hybrid variants, then the router."""
     known = [m for m in ORDER if m in names]
-    extra = sorted(n for n in names if n.startswith(COMPARED))
+    extra = sorted(n for n in names if n.startswith((COMPARED, NO_SPLIT)))
     return known[:-1] + extra + known[-1:] if known[-1:] == [ROUTER] else known + extra
 
 

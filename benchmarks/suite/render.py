@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmarks.suite.methods import COMPARED, method_order
+from benchmarks.suite.methods import COMPARED, NO_SPLIT, method_order
 from benchmarks.suite.tokens import BUDGETS, FORMATS, K_VALUES
 
 LABELS = {
@@ -15,6 +15,7 @@ LABELS = {
     "fastmcp_bm25": "FastMCP BM25",
     "dense": "dense alone",
     "hybrid": "**router (hybrid)**",
+    NO_SPLIT: "hybrid, no step splitting",
 }
 
 
@@ -58,7 +59,7 @@ def scale_metric(point: dict[str, Any], method: str, metric: str) -> float:
 def run_line(report: dict[str, Any]) -> str:
     m = report["machine"]
     changes = report["uncommitted_changes"]
-    code = f"commit `{report['commit']}`" + (
+    code = f"code commit `{report['code_commit']}` (HEAD `{report['commit']}`)" + (
         f" plus uncommitted changes to {', '.join(changes)}" if changes else ""
     )
     fastmcp = report["fastmcp"]

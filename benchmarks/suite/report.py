@@ -29,16 +29,28 @@ def _git(*args: str) -> str:
     return done.stdout.strip()
 
 
-def provenance() -> dict[str, Any]:
-    """Which code and which machine produced the figures."""
+MEASURED_CODE = ("router/", "benchmarks/suite/", "models/")
+
+
+def code_state() -> dict[str, Any]:
+    """The code a run measures, read when it starts: HEAD, the last commit that changed
+    the measured code (`router/`, `benchmarks/suite/`, `models/`), and uncommitted changes
+    to it."""
     dirty = [
         line[3:]
         for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()
-        if line[3:].startswith(("router/", "benchmarks/suite/", "models/"))
+        if line[3:].startswith(MEASURED_CODE)
     ]
     return {
         "commit": _git("rev-parse", "--short", "HEAD") or None,
+        "code_commit": _git("log", "-1", "--format=%h", "--", *MEASURED_CODE) or None,
         "uncommitted_changes": dirty,
+    }
+
+
+def provenance() -> dict[str, Any]:
+    """Which machine produced the figures, and when the run finished."""
+    return {
         "finished_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {
             "platform": platform.platform(),
@@ -54,6 +66,7 @@ def provenance() -> dict[str, Any]:
 def assemble(
     *,
     options: Options,
+    code: dict[str, Any],
     model: str | None,
     fastmcp: tuple[str | None, str | None],
     meta: dict[str, Any],
@@ -66,6 +79,7 @@ def assemble(
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "run": "quick" if options.quick else "full",
+        **code,
         **provenance(),
         "wall_seconds": round(wall_seconds, 1),
         "model": model,

@@ -4,6 +4,7 @@ build, live mode; one JSON report (schema in `benchmarks.suite.report`)."""
 from __future__ import annotations
 
 import gc
+import logging
 import random
 import tempfile
 import time
@@ -37,7 +38,11 @@ def make_embedder(options: Options) -> Embedder | None:
 
 
 def run(options: Options) -> dict[str, Any]:
+    from benchmarks.suite.report import assemble, code_state
+
+    code = code_state()  # before anything runs: a commit made meanwhile is not measured
     started = time.perf_counter()
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import
     embedder = make_embedder(options)
     # the hashing embedder costs nothing: keep its vectors out of the shared cache
     use_cache = options.model is not None and not options.no_cache
@@ -55,6 +60,7 @@ def run(options: Options) -> dict[str, Any]:
         options.seed,
         min(options.latency_queries, 20),
         options.also_rrf_k,
+        options.also_no_split,
     )
     sets = [
         data.load_set(
@@ -80,10 +86,9 @@ def run(options: Options) -> dict[str, Any]:
         bar.set_stage("live upstreams")
         live = run_live(options.config, options.live_wait, embedder, cache, counter, meta)
     bar.close()
-    from benchmarks.suite.report import assemble
-
     return assemble(
         options=options,
+        code=code,
         model=embedder.model_id if embedder else None,
         fastmcp=(version, skipped),
         meta=meta,
