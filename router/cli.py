@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.commands import evaluate, inspect, route, serve
+from router.commands import bench, evaluate, inspect, route, serve
 from router.errors import RouterError
 
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.register(subparsers)
     serve.register(subparsers)
     inspect.register(subparsers)
+    bench.register(subparsers)
     return parser
 
 
