@@ -12,17 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.provenance import head_commit
 from router.cli import main as router_main
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 README = HERE / "README.md"
+RUN_FILE = RESULTS / "eval-run.json"
 START, END = "<!-- eval-table:start -->", "<!-- eval-table:end -->"
 SETS = ("msc_bench", "bfcl", "metatool")
 MODES = "hybrid,dense,bm25"
@@ -91,9 +92,10 @@ def table(reports: list[dict[str, Any]]) -> str:
 
 
 def describe_run(reports: list[dict[str, Any]]) -> str:
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
+    # The commit the run measured, recorded when it ran: --table-only must not relabel it.
+    commit = (
+        json.loads(RUN_FILE.read_text(encoding="utf-8"))["commit"] if RUN_FILE.exists() else "?"
+    )
     index = ", ".join(
         f"{Path(r['catalog']['path']).parent.name} {r['catalog']['tools']} tools: "
         f"{r['index']['embedded']} embedded, {r['index']['from_cache']} cached, "
@@ -134,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS / f"eval-{n}.json" if args.table_only else run_set(args.data, n, args.limit)
         for n in names
     ]
+    if not args.table_only:
+        RUN_FILE.write_text(json.dumps({"commit": head_commit()}) + "\n", encoding="utf-8")
     reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     update_readme(reports)
     print(table(reports), file=sys.stderr)

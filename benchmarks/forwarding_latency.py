@@ -21,7 +21,6 @@ import logging
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from benchmarks.example_servers import EXAMPLE_CONFIG, example_config
+from benchmarks.provenance import head_commit
 from router.config import StdioServer
 from router.upstream.transport import stdio_parameters
 
@@ -194,19 +194,6 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
     }
 
 
-def _commit() -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.forwarding_latency")
     parser.add_argument("--calls", type=int, default=200, help="timed calls per path")
@@ -227,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             "by qualified name / routed via call_tool, after a warm-up; one run, one process; "
             "router started with --bm25-only"
         ),
-        "commit": _commit(),
+        "commit": head_commit(),
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),

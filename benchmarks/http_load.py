@@ -45,6 +45,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from benchmarks.example_servers import example_config
 from benchmarks.listing_tokens import QUERIES
+from benchmarks.provenance import head_commit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -226,19 +227,6 @@ def measure(clients: int, duration: int, skip_model: bool, scratch: Path) -> dic
     return {"servers": sorted(data["mcpServers"]), "runs": runs}
 
 
-def _commit() -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
-
-
 NOTES = {
     "route_hybrid": "POST /v1/route, k=5, formats mcp/openai/anthropic in turn; embedding model "
     "loaded (hybrid: query embedding + BM25 + fusion)",
@@ -266,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "http-load",
         "method": "router child process and load generator on one machine, loopback; each "
         "load after the previous one; wrk -t2 --latency; latency per request",
-        "commit": _commit(),
+        "commit": head_commit(),
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),

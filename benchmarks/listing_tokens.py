@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 import anyio
 
 from benchmarks.example_servers import EXAMPLE_CONFIG, example_config
+from benchmarks.provenance import head_commit
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import ENCODING, TokenCounter
 from router.catalog import ToolRecord
@@ -120,7 +120,7 @@ def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
         "encoding": ENCODING,
         "model": model or "none (BM25 only)",
         "k": k,
-        "commit": _commit(),
+        "commit": head_commit(),
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
@@ -134,19 +134,6 @@ def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
         },
         "tokens": formats,
     }
-
-
-def _commit() -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
