@@ -19,12 +19,12 @@ $(STAMP): pyproject.toml
 
 # The example upstreams (PyPI and npm) that examples/servers.json starts.
 example-deps:
-	bash scripts/install-example-servers.sh
+	@bash scripts/install-example-servers.sh >&2
 
 # The main job: the router over stdio in front of the example servers (an MCP host
 # such as Claude Desktop starts this; by hand, it waits for JSON-RPC on stdin).
 run: setup example-deps
-	$(BIN)/mcp-router serve --config examples/servers.json
+	@$(BIN)/mcp-router serve --config examples/servers.json
 
 inspect: setup example-deps
 	$(BIN)/mcp-router inspect --config examples/servers.json
