@@ -45,6 +45,7 @@ __all__ = [
 
 installed = upstream_tests.installed  # the shared fixture: skips when servers are missing
 script = upstream_tests.script
+child_pids = upstream_tests.child_pids
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 META_TOOLS = ["search_tools", "call_tool"]
@@ -241,19 +242,3 @@ async def raw_router(config: Path, *, bm25_only: bool = True) -> AsyncIterator[R
             process.kill()
         with anyio.CancelScope(shield=True):
             await process.aclose()
-
-
-def child_pids(parent: int, marker: str) -> list[int]:
-    """Processes whose parent is `parent` and whose command line holds `marker` (Linux)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and marker.encode() in cmdline:
-            pids.append(int(entry.name))
-    return pids

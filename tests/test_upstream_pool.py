@@ -111,8 +111,8 @@ def first_text(result: types.CallToolResult) -> str:
     return block.text
 
 
-def child_pids(marker: str) -> list[int]:
-    """Our child processes whose command line contains `marker` (Linux /proc)."""
+def child_pids(parent: int, marker: str) -> list[int]:
+    """Processes whose parent is `parent` and whose command line holds `marker` (Linux /proc)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -122,8 +122,7 @@ def child_pids(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and marker.encode() in cmdline:
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and marker.encode() in cmdline:
             pids.append(int(entry.name))
     return pids
 
@@ -207,7 +206,7 @@ async def test_a_killed_upstream_fails_fast_while_the_others_work_and_comes_back
         with anyio.fail_after(20):
             await pool.wait_settled()
             assert memory.state is UpstreamState.HEALTHY
-            (pid,) = await anyio.to_thread.run_sync(child_pids, "server-memory")
+            (pid,) = await anyio.to_thread.run_sync(child_pids, os.getpid(), "server-memory")
 
             os.kill(pid, signal.SIGKILL)
             await memory.wait_for(UpstreamState.UNHEALTHY, UpstreamState.CONNECTING)
