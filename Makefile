@@ -2,20 +2,31 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean
+.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean
 
 setup: $(STAMP)
 
+# The product needs no PyTorch: the default embedder runs on onnxruntime.
+# Its output goes to stderr: `make run` keeps stdout for JSON-RPC.
+$(STAMP): pyproject.toml
+	@echo "setting up $(VENV) (no PyTorch)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install --quiet -e . >&2
+	@touch $(STAMP)
+
+# The tests also run the sentence-transformers backend (the `st` extra) against the default.
 # torch is pinned and installed first: any other torch requirement makes pip pull a
 # multi-GB CUDA build, and 2.13.0 is the CPU build this machine carries.
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+test-setup: $(TEST_STAMP)
+
+$(TEST_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,st]'
+	touch $(TEST_STAMP)
 
 # The example upstreams (PyPI and npm) that examples/servers.json starts.
 example-deps:
@@ -35,23 +46,23 @@ serve-http: setup example-deps
 	$(BIN)/mcp-router serve --http --config examples/servers.json
 
 # The HTTP front under 20 concurrent clients (needs wrk: apt-get install wrk).
-bench-http: setup example-deps
+bench-http: test-setup example-deps
 	$(BIN)/python -m benchmarks.http_load
 
 route: setup
 	$(BIN)/mcp-router route --catalog examples/catalog.jsonl "$(QUERY)"
 
-lint: setup
+lint: test-setup
 	$(BIN)/ruff check .
 
-typecheck: setup
+typecheck: test-setup
 	$(BIN)/mypy
 
 # Real upstream MCP servers (npm and PyPI) that the integration tests start.
 test-deps:
 	bash scripts/install-test-servers.sh
 
-unit: setup test-deps
+unit: test-setup test-deps
 	$(BIN)/pytest
 
 test: lint typecheck unit

@@ -14,13 +14,25 @@ EXAMPLE_CATALOG = ROOT / "examples" / "catalog.jsonl"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+TORCH_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""The default model's fp32 weights on the sentence-transformers backend (the `st` extra)."""
+
+
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
-    """The default model, loaded once per test session (it takes seconds)."""
-    from router.embedding.manifest import resolve_model
-    from router.embedding.sentence import SentenceTransformerEmbedder
+    """The default model (onnxruntime), loaded once per test session."""
+    from router.embedding.loading import load_embedder
 
-    return SentenceTransformerEmbedder(resolve_model(None))
+    return load_embedder(None)
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> Embedder:
+    """The same model on PyTorch, loaded once per test session (it takes seconds)."""
+    from router.embedding.loading import load_embedder
+
+    pytest.importorskip("sentence_transformers", reason="the st extra is not installed")
+    return load_embedder(TORCH_MODEL)
 
 
 def make_catalog(*tools: tuple[str, str, str]) -> Catalog:

@@ -49,7 +49,8 @@ child_pids = upstream_tests.child_pids
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 META_TOOLS = ["search_tools", "call_tool"]
-_PENDING = re.compile(r"\(still connecting, not searched yet: ([^)]*)\)")
+_STARTING = re.compile(r"Not searched yet, still starting: ([^(]*) \(")
+_DOWN = re.compile(r"Down, not searched: (\S+) \(")
 
 
 def example_servers(installed: Installed, scratch: Path) -> dict[str, dict[str, Any]]:
@@ -105,9 +106,12 @@ def searched_names(result: types.CallToolResult) -> list[str]:
 
 
 def pending_upstreams(text: str) -> set[str]:
-    """The upstreams a `search_tools` answer says are not searchable yet."""
-    match = _PENDING.search(text)
-    return {name.strip() for name in match.group(1).split(",")} if match else set()
+    """The upstreams a `search_tools` answer says it could not search: starting or down."""
+    names = {name for name in _DOWN.findall(text)}
+    match = _STARTING.search(text)
+    if match:
+        names |= {name.strip() for name in match.group(1).split(",")}
+    return names
 
 
 async def until_indexed(

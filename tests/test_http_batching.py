@@ -27,6 +27,9 @@ class GatedEmbedder:
         self.gate = threading.Event()
         self.fail = False
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         return self.embed_queries(texts)
 

@@ -9,6 +9,7 @@ from router.embedding.hashing import HashingEmbedder
 from router.retrieval.types import ScoredTool
 from router.server.index import LiveIndex, resolve_pins
 from router.server.meta_tools import meta_tool_records
+from router.server.readiness import Coverage
 from router.server.rendering import structured_results, text_results
 from router.server.validation import ArgumentsInvalid, validate_arguments
 
@@ -104,10 +105,11 @@ def test_search_results_render_as_text_and_structure() -> None:
         ]
     ).records[0]
     results = [ScoredTool(tool=record, rank=1, score=0.5)]
-    text = text_results("time in Tokyo", results, pending=["git"])
+    starting = Coverage(starting=("git",))
+    text = text_results("time in Tokyo", results, starting)
     assert "1. time__get_current_time — Get the current time." in text
     assert "- tz (string, required): IANA zone" in text
-    assert "still connecting" in text and "git" in text
+    assert "Not searched yet, still starting: git" in text
     structured = structured_results("time in Tokyo", results)
     assert structured["tools"][0]["name"] == "time__get_current_time"
     assert structured["tools"][0]["inputSchema"]["required"] == ["tz"]

@@ -31,10 +31,9 @@ def make_embedder(options: Options) -> Embedder | None:
         from router.embedding.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    from router.embedding.manifest import resolve_model
-    from router.embedding.sentence import SentenceTransformerEmbedder
+    from router.embedding.loading import load_embedder
 
-    return SentenceTransformerEmbedder(resolve_model(options.model))
+    return load_embedder(options.model)
 
 
 def run(options: Options) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from router.dataset import OnError, load_catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.indexing import EmbeddingStats
-from router.embedding.manifest import DEFAULT_MODEL, resolve_model
+from router.embedding.manifest import DEFAULT_MODEL
 from router.errors import DataError
 from router.progress import StderrProgress
 from router.retrieval.retriever import Retriever, SearchMode
@@ -54,9 +54,9 @@ class BuiltIndex:
 
 
 def load_embedder(model: str) -> Embedder:
-    from router.embedding.sentence import SentenceTransformerEmbedder  # imports torch lazily
+    from router.embedding.loading import load_embedder as load
 
-    return SentenceTransformerEmbedder(resolve_model(model))
+    return load(model)
 
 
 def read_catalog(path: Path, on_error: OnError) -> tuple[Catalog, int]:

@@ -23,6 +23,11 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
+    def load(self) -> None:
+        """Load the model now, if it is not loaded yet (blocking; a server calls it in a worker
+        thread at start so the first query does not pay for it)."""
+        ...
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Shape (len(texts), dim)."""
         ...

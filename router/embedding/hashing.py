@@ -32,6 +32,9 @@ class HashingEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def _vector(self, text: str) -> Vectors:
         vector = np.zeros(self._dim, dtype=np.float32)
         for word in _WORD.findall(text.lower()):

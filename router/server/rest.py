@@ -20,19 +20,16 @@ from router.server.state import RouterState
 
 @dataclass
 class Readiness:
-    """Ready once every upstream's first attempt has ended and every healthy one's tools are
-    indexed; it then stays ready (a later re-index must not take a replica out of a load
-    balancer's rotation)."""
+    """Ready once a search can be answered at full speed: the model is loaded, every
+    upstream's first attempt has ended and every healthy one's tools are indexed. It then
+    stays ready (a later re-index must not take a replica out of a load balancer's rotation)."""
 
     ready: bool = False
 
     def check(self, state: RouterState) -> bool:
         if not self.ready and state.index.ready.is_set():
-            statuses = state.pool.statuses()
-            pending = set(state.pending_upstreams())
-            self.ready = all(s.settled for s in statuses.values()) and not any(
-                s.healthy and name in pending for name, s in statuses.items()
-            )
+            settled = all(s.settled for s in state.pool.statuses().values())
+            self.ready = settled and state.coverage().complete
         return self.ready
 
 
@@ -72,6 +69,7 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     the full list. Upstreams still connecting are named in `pending`."""
     front = _front(request)
     state = front["router"]
+    await state.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
         raise HTTPException(503, "no tools indexed yet: the upstreams are still connecting")
     snapshot, pending = state.snapshot, state.pending_upstreams()
@@ -99,8 +97,9 @@ async def list_catalog(
     summary="Readiness",
 )
 async def healthz(request: Request, response: Response) -> Health:
-    """200 once the index is built (every upstream tried, the healthy ones indexed), 503
-    before. Upstreams that go down later show in `/v1/tools`, not here."""
+    """200 once a search runs at full speed (the model loaded, every upstream tried, the
+    healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
+    not here."""
     front = _front(request)
     state = front["router"]
     ready = front["readiness"].check(state)

@@ -7,6 +7,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import anyio
 import anyio.to_thread
 
 from router.catalog import ToolRecord
@@ -14,6 +15,7 @@ from router.errors import ToolNotFound
 from router.retrieval.types import ScoredTool
 from router.server.index import LiveIndex, Snapshot
 from router.server.meta_tools import meta_tool_records
+from router.server.readiness import Changes, Coverage, coverage
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic"]
@@ -32,6 +34,12 @@ class RouterState:
     session_tools: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = field(
         default_factory=weakref.WeakKeyDictionary
     )
+    changes: Changes = field(default_factory=Changes)
+    """Notified on every upstream status change, index swap and model load."""
+    model_ready: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the embedding model is loaded (or failed, or there is none)."""
+    startup_deadline: float = 0.0
+    """When waiting for starting upstreams stops (anyio clock): start + connect timeout."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -41,13 +49,28 @@ class RouterState:
     def meta_tools(self) -> tuple[ToolRecord, ToolRecord]:
         return meta_tool_records(self.k)
 
+    def coverage(self) -> Coverage:
+        """Which upstreams a search now would miss, and why."""
+        indexed = {name: self.index.is_indexed(name) for name in self.pool.upstreams}
+        return coverage(self.pool.statuses(), indexed, not self.model_ready.is_set())
+
     def pending_upstreams(self) -> list[str]:
-        """Upstreams whose tools are not searchable yet: still connecting, down before their
-        first listing, or listed but not yet in the current snapshot (being embedded)."""
-        return [name for name in self.pool.upstreams if not self.index.is_indexed(name)]
+        """Upstreams whose tools are not searchable now: starting (connecting, or listed and
+        being indexed) or down before their first listing."""
+        return list(self.coverage().unsearched)
+
+    async def until_covered(self) -> Coverage:
+        """Wait until every starting upstream is indexed or down and the model is loaded, at
+        most until the startup deadline; then say what is still missing."""
+        with anyio.move_on_at(self.startup_deadline):
+            while not self.coverage().complete:
+                await self.changes.wait()
+        return self.coverage()
 
     async def search(self, query: str, k: int | None = None) -> list[ScoredTool]:
-        """Top-k tools of the current snapshot; embedding runs in a worker thread."""
+        """Top-k tools, once the starting upstreams are indexed (see `until_covered`);
+        embedding runs in a worker thread."""
+        await self.until_covered()
         retriever = self.snapshot.retriever
         size = k or self.k
 
@@ -55,6 +78,17 @@ class RouterState:
             return retriever.search(query, k=size, mode=retriever.modes[0])
 
         return await anyio.to_thread.run_sync(run)
+
+    async def resolve_when_ready(self, name: str) -> ToolRecord:
+        """`resolve`, but a name unknown while upstreams are starting waits for them first:
+        `time__get_current_time` called a second after start is not an unknown tool."""
+        try:
+            return self.resolve(name)
+        except ToolNotFound:
+            if self.coverage().complete:
+                raise
+        await self.until_covered()
+        return self.resolve(name)
 
     def resolve(self, name: str) -> ToolRecord:
         """The tool a client named, by qualified name; else `ToolNotFound` with suggestions."""

@@ -67,9 +67,11 @@ async def list_tools(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
+    query, k = _listing_query(ctx)
+    if state.index.pins and not state.coverage().complete:
+        await state.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
     listed: list[ToolRecord] = list(snapshot.pinned)
-    query, k = _listing_query(ctx)
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.mode == "dynamic" and not _is_modern(ctx):
@@ -107,14 +109,15 @@ async def _search_tools(
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
         raise MCPError(INVALID_PARAMS, f"search_tools: field 'k' must be an integer 1..{MAX_K}")
     results = await state.search(query, k)
+    coverage = state.coverage()
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
         if state.session_tools.get(_connection(ctx)) != names:
             state.session_tools[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
-        content=[types.TextContent(text=text_results(query, results, state.pending_upstreams()))],
-        structured_content=structured_results(query, results),
+        content=[types.TextContent(text=text_results(query, results, coverage))],
+        structured_content=structured_results(query, results, coverage),
     )
 
 
@@ -123,7 +126,7 @@ async def forward(
 ) -> types.CallToolResult:
     """Validate and forward a call to the upstream that owns `name`; results pass unchanged."""
     try:
-        record = state.resolve(name)
+        record = await state.resolve_when_ready(name)
         validate_arguments(record.qualified_name, record.input_schema, arguments)
     except ToolNotFound as exc:
         raise MCPError(INVALID_PARAMS, str(exc), {"suggestions": list(exc.suggestions)}) from None

@@ -1,0 +1,94 @@
+"""What the router still lacks to answer at full quality, and waiting for it at start.
+
+A router is right from its first second or it is useless: an agent that hears "no tools
+match" while the upstreams are still starting concludes the tool does not exist. So a
+search, a query-scoped listing or a call that arrives before the first index holds the
+starting upstreams waits for them (and for the embedding model), bounded by the connect
+timeout counted from the router's start. What is still missing after that is named:
+starting upstreams as starting, failed ones as down with their last error and next retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import anyio
+
+from router.upstream.state import UpstreamState, UpstreamStatus
+
+
+class Changes:
+    """A broadcast "something changed" that any number of tasks can wait on."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = anyio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+@dataclass(frozen=True, slots=True)
+class DownUpstream:
+    name: str
+    last_error: str | None
+    retry_in: float | None
+    indexed: bool
+    """Whether its tools from an earlier connection are still searchable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which upstreams a search did not cover, and why."""
+
+    starting: tuple[str, ...] = ()
+    """Not indexed yet and still on their first connection (or being indexed)."""
+    down: tuple[DownUpstream, ...] = ()
+    model_loading: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return not self.starting and not self.model_loading
+
+    @property
+    def unsearched(self) -> tuple[str, ...]:
+        """Upstreams whose tools the search could not see."""
+        return self.starting + tuple(d.name for d in self.down if not d.indexed)
+
+
+def coverage(
+    statuses: Mapping[str, UpstreamStatus], indexed: Mapping[str, bool], model_loading: bool
+) -> Coverage:
+    """Classify each upstream from its status and whether the index holds its tools."""
+    starting: list[str] = []
+    down: list[DownUpstream] = []
+    for name, status in sorted(statuses.items()):
+        if status.state in (UpstreamState.UNHEALTHY, UpstreamState.STOPPED) or (
+            status.state is UpstreamState.CONNECTING and status.settled
+        ):
+            down.append(DownUpstream(name, status.last_error, status.retry_in, indexed[name]))
+        elif not indexed[name]:
+            starting.append(name)  # first connection in progress, or listed and indexing
+    return Coverage(tuple(starting), tuple(down), model_loading)
+
+
+def describe(coverage: Coverage) -> list[str]:
+    """Lines for the model: what the answer could not include, and why."""
+    lines = []
+    if coverage.starting:
+        lines.append(
+            f"Not searched yet, still starting: {', '.join(coverage.starting)} "
+            "(search again in a moment)."
+        )
+    for down in coverage.down:
+        error = f"last error: {down.last_error}" if down.last_error else "no answer"
+        retry = f"; next retry in {down.retry_in:.0f} s" if down.retry_in is not None else ""
+        what = "its tools are listed but calls fail" if down.indexed else "not searched"
+        lines.append(f"Down, {what}: {down.name} ({error}{retry}).")
+    if coverage.model_loading:
+        lines.append("Ranked by keywords only: the embedding model is still loading.")
+    return lines
