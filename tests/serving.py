@@ -28,6 +28,7 @@ from tests.test_upstream_pool import INSTALL_HINT, ROOT, Installed
 
 __all__ = [
     "INSTALL_HINT",
+    "NO_TORCH",
     "ROOT",
     "Installed",
     "RawRouter",
@@ -81,9 +82,16 @@ def write_config(directory: Path, servers: dict[str, dict[str, Any]], **router: 
     return path
 
 
-def router_command(config: Path, *, bm25_only: bool = True) -> list[str]:
+NO_TORCH = [str(ROOT / "tests" / "no_torch.py")]
+"""A launcher for `router_command`: the CLI with torch and sentence-transformers unimportable."""
+
+
+def router_command(
+    config: Path, *, bm25_only: bool = True, launcher: list[str] | None = None
+) -> list[str]:
     """`mcp-router serve` as a host starts it; `bm25_only` skips loading the model."""
-    command = [sys.executable, "-m", "router", "serve", "--config", str(config)]
+    start = launcher if launcher is not None else ["-m", "router"]
+    command = [sys.executable, *start, "serve", "--config", str(config)]
     return [*command, "--bm25-only"] if bm25_only else command
 
 
@@ -225,11 +233,13 @@ class RawRouter:
 
 
 @asynccontextmanager
-async def raw_router(config: Path, *, bm25_only: bool = True) -> AsyncIterator[RawRouter]:
+async def raw_router(
+    config: Path, *, bm25_only: bool = True, launcher: list[str] | None = None
+) -> AsyncIterator[RawRouter]:
     """Start the router on `config`; its log goes to `router.log` next to the config."""
     with (config.parent / "router.log").open("ab") as log:
         process = await anyio.open_process(
-            router_command(config, bm25_only=bm25_only),
+            router_command(config, bm25_only=bm25_only, launcher=launcher),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

@@ -17,7 +17,7 @@ from mcp_types import INTERNAL_ERROR
 
 from router import __version__
 from router.catalog import ToolSpec
-from router.config import RouterConfig
+from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.errors import EmbeddingError, UpstreamError
@@ -55,9 +55,9 @@ async def router_state(
     cache = EmbeddingCache(settings.cache_dir or default_cache_dir())
     changes = Changes()
     index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin], on_swap=changes.notify)
-    connect_budget = max(
-        (config.timeouts_for(name).connect for name in config.enabled_servers()), default=0.0
-    )
+    # Requests at start wait at most the router-wide connect timeout for starting upstreams;
+    # an upstream given a longer one of its own is named as still starting after that.
+    connect_budget = settings.timeouts.connect or DEFAULT_CONNECT_TIMEOUT
 
     async def on_tools_changed(server: str, specs: tuple[ToolSpec, ...]) -> None:
         index.submit(server, specs)

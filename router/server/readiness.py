@@ -86,7 +86,7 @@ def describe(coverage: Coverage) -> list[str]:
         )
     for down in coverage.down:
         error = f"last error: {down.last_error}" if down.last_error else "no answer"
-        retry = f"; next retry in {down.retry_in:.0f} s" if down.retry_in is not None else ""
+        retry = f"; next retry in {down.retry_in:.1f} s" if down.retry_in is not None else ""
         what = "its tools are listed but calls fail" if down.indexed else "not searched"
         lines.append(f"Down, {what}: {down.name} ({error}{retry}).")
     if coverage.model_loading:
