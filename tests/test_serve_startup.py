@@ -92,7 +92,7 @@ async def test_an_answer_names_the_upstreams_still_starting(
 async def test_an_upstream_that_cannot_start_is_named_down_with_its_error_and_retry(
     installed: Installed, tmp_path: Path
 ) -> None:
-    servers = {
+    servers: dict[str, dict[str, Any]] = {
         "time": {"command": str(installed.root / "time" / "bin" / "mcp-server-time")},
         "missing": {"command": str(tmp_path / "no-such-server")},
         "crashing": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]},
