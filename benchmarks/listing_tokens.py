@@ -68,7 +68,7 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
     with tempfile.TemporaryDirectory() as scratch:
         data = example_config(Path(scratch), config=example)
         config = parse_config({**data, "router": {**data["router"], "k": k, "pin": []}})
-        embedder = None if bm25_only else load_default_embedder(config.router.model)
+        embedder = None if bm25_only else load_default_embedder(config)
         async with router_state(config, embedder) as state:
             with anyio.fail_after(180):
                 statuses = await state.pool.wait_settled()

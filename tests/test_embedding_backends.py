@@ -16,7 +16,7 @@ from router.dataset import load_catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import embed_records
-from router.embedding.loading import load_embedder
+from router.embedding.loading import DeferredEmbedder, load_embedder
 from router.embedding.manifest import known_models, resolve_model
 from router.embedding.onnx import OnnxEmbedder, read_pipeline
 from router.errors import EmbeddingError
@@ -76,7 +76,9 @@ def test_the_manifest_default_runs_on_onnx_and_the_torch_entry_on_sentence_trans
     models = known_models()
     assert models["all-MiniLM-L6-v2"].backend == "onnx"
     assert models[TORCH_MODEL].backend == "sentence-transformers"
-    assert isinstance(load_embedder(None), OnnxEmbedder)
+    default = load_embedder(None)
+    assert isinstance(default, DeferredEmbedder)
+    assert isinstance(default.backend, OnnxEmbedder)
 
 
 def test_pooling_and_normalisation_come_from_the_model_files(tmp_path: Path) -> None:

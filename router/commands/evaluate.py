@@ -13,9 +13,8 @@ from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
 from router.dataset import OnError, load_queries
-from router.evaluation import evaluate, group_field, metric_names, resolve_gold
 from router.progress import StderrProgress
-from router.retrieval.retriever import SearchMode
+from router.retrieval.types import SearchMode
 
 logger = logging.getLogger(__name__)
 SCHEMA = "mcp-router.eval/1"
@@ -55,6 +54,8 @@ def parse_modes(text: str) -> list[SearchMode]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from router.evaluation import evaluate, group_field, resolve_gold  # numpy: at run time
+
     modes = parse_modes(args.mode)
     queries, query_problems = load_queries(args.queries, OnError(args.on_error))
     for problem in query_problems:
@@ -112,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(report: dict[str, Any]) -> str:
+    from router.evaluation import metric_names
+
     """The report as a plain-text table, one row per mode and per group."""
     names = metric_names()
     header = f"{'mode':<8} {'group':<14} {'n':>6} " + " ".join(f"{n:>10}" for n in names)

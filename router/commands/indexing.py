@@ -8,16 +8,18 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from router.catalog import Catalog
 from router.dataset import OnError, load_catalog
-from router.embedding.base import Embedder
-from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.embedding.indexing import EmbeddingStats
 from router.embedding.manifest import DEFAULT_MODEL
 from router.errors import DataError
 from router.progress import StderrProgress
-from router.retrieval.retriever import Retriever, SearchMode
+from router.retrieval.types import SearchMode
+
+if TYPE_CHECKING:  # numpy and bm25s load when an index is built, not with the CLI
+    from router.embedding.indexing import EmbeddingStats
+    from router.retrieval.retriever import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +55,6 @@ class BuiltIndex:
     model_id: str | None
 
 
-def load_embedder(model: str) -> Embedder:
-    from router.embedding.loading import load_embedder as load
-
-    return load(model)
-
-
 def read_catalog(path: Path, on_error: OnError) -> tuple[Catalog, int]:
     catalog, problems = load_catalog(path, on_error)
     for problem in problems:
@@ -70,9 +66,13 @@ def read_catalog(path: Path, on_error: OnError) -> tuple[Catalog, int]:
 
 
 def build_index(args: argparse.Namespace, modes: list[SearchMode]) -> BuiltIndex:
+    from router.embedding.cache import EmbeddingCache, default_cache_dir
+    from router.embedding.loading import load_embedder
+    from router.retrieval.retriever import Retriever
+
     catalog, skipped = read_catalog(args.catalog, OnError(args.on_error))
     needs_model = any(mode is not SearchMode.BM25 for mode in modes)
-    embedder = load_embedder(args.model) if needs_model else None
+    embedder = load_embedder(args.model, args.cache_dir) if needs_model else None
     cache = None if args.no_cache else EmbeddingCache(args.cache_dir or default_cache_dir())
     started = time.perf_counter()
     retriever, stats = Retriever.build(

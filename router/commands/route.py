@@ -9,8 +9,7 @@ from typing import Any
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
-from router.retrieval.retriever import SearchMode
-from router.retrieval.types import ScoredTool
+from router.retrieval.types import ScoredTool, SearchMode
 
 
 def register(subparsers: Any) -> None:

@@ -37,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
         from router.server.app import load_default_embedder as load_model
 
         return serve_http.run(
-            args, config, lambda: None if args.bm25_only else load_model(config.router.model)
+            args, config, lambda: None if args.bm25_only else load_model(config)
         )
     servers = ", ".join(config.enabled_servers()) or "none"
     logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
     from router.server.app import load_default_embedder
     from router.server.stdio import serve_stdio
 
-    embedder = None if args.bm25_only else load_default_embedder(config.router.model)
+    embedder = None if args.bm25_only else load_default_embedder(config)
     anyio.run(serve_stdio, config, embedder)
     return 0

@@ -1,19 +1,21 @@
 """On-disk embedding cache: one SQLite file, rows keyed by (model id, tool fingerprint).
 
 SQLite gives atomic writes and safe concurrent readers for free, so two router processes
-can share one cache directory.
+can share one cache directory. sqlite3 and numpy load on first use, in the indexing thread:
+a server builds its cache object before it answers `initialize`.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from router.embedding.base import Vectors
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -43,6 +45,8 @@ class EmbeddingCache:
         self.path = directory / "embeddings.sqlite3"
 
     def _connect(self) -> sqlite3.Connection:
+        import sqlite3
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=30)
         connection.execute("PRAGMA journal_mode=WAL")
@@ -50,6 +54,8 @@ class EmbeddingCache:
         return connection
 
     def get_many(self, model_id: str, fingerprints: Iterable[str]) -> dict[str, Vectors]:
+        import numpy as np
+
         wanted = list(dict.fromkeys(fingerprints))
         found: dict[str, Vectors] = {}
         connection = self._connect()
@@ -71,6 +77,8 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model_id: str, vectors: Mapping[str, Vectors]) -> None:
+        import numpy as np
+
         rows: Sequence[tuple[str, str, int, bytes]] = [
             (model_id, fp, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for fp, v in vectors.items()

@@ -35,9 +35,10 @@ import numpy as np
 import numpy.typing as npt
 
 from router.embedding.base import Vectors
-from router.embedding.int8_graph import rewrite_for_int8
+from router.embedding.int8_graph import int8_model
 from router.embedding.manifest import ModelSpec, locate
 from router.errors import EmbeddingError
+from router.memory import release_free_memory
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +113,9 @@ def file_sha256(path: Path) -> str:
 class OnnxEmbedder:
     """Embeds with an ONNX model file; loaded once (on first use or `load()`), thread-safe."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, cache_dir: Path | None = None) -> None:
         self._spec = spec
+        self._cache_dir = cache_dir
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -142,7 +144,8 @@ class OnnxEmbedder:
         model_file = locate(self._spec.source, self._spec)
         tokenizer_dir = locate(self._spec.tokenizer, self._spec) if self._spec.tokenizer else None
         tokenizer_dir = tokenizer_dir or model_file.parent
-        if self._spec.sha256 and file_sha256(model_file) != self._spec.sha256:
+        digest = file_sha256(model_file)
+        if self._spec.sha256 and digest != self._spec.sha256:
             raise EmbeddingError(
                 f"model {self._spec.id!r}: {model_file} does not match the sha256 in the "
                 f"manifest; reinstall it ({self._spec.install or 'see models/README.md'})"
@@ -171,10 +174,19 @@ class OnnxEmbedder:
         try:
             model: str | bytes = str(model_file)
             if self._spec.quantization == INT8_MATMUL:
-                model, _ = rewrite_for_int8(model_file)
-            session = ort.InferenceSession(
-                model, sess_options=options, providers=["CPUExecutionProvider"]
-            )
+                model = int8_model(model_file, digest, self._cache_dir)
+            try:
+                session = ort.InferenceSession(
+                    model, sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception:
+                if model == str(model_file) or isinstance(model, bytes):
+                    raise
+                Path(model).unlink(missing_ok=True)  # a damaged stored rewrite: make it anew
+                model = int8_model(model_file, digest, None)
+                session = ort.InferenceSession(
+                    model, sess_options=options, providers=["CPUExecutionProvider"]
+                )
             del model
         except Exception as exc:  # onnxruntime and onnx raise their own untyped errors
             raise EmbeddingError(f"cannot load model {self._spec.id!r}: {exc}") from exc
@@ -194,6 +206,7 @@ class OnnxEmbedder:
         self._tokenizer = tokenizer
         self._pipeline = pipeline
         self._session = session
+        release_free_memory()  # what reading the model left in the heap
 
     def _token_ids(self, texts: Sequence[str], prompt: str) -> list[list[int]]:
         self.load()

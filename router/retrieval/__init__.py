@@ -1,6 +1,5 @@
-"""Retrieval: dense, lexical and fused top-k over a catalog snapshot."""
+"""Retrieval: dense, lexical and fused top-k over a catalog snapshot.
 
-from router.retrieval.retriever import Retriever, SearchMode
-from router.retrieval.types import ScoredTool
-
-__all__ = ["Retriever", "ScoredTool", "SearchMode"]
+Import `router.retrieval.retriever` for the `Retriever`: this package itself stays light
+(`router.retrieval.types` is read by the server before numpy and bm25s are loaded).
+"""

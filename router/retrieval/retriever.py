@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
@@ -20,18 +19,14 @@ from router.retrieval.dense import DenseIndex, top_n
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from router.retrieval.lexical import LexicalIndex
-from router.retrieval.types import ScoredTool
+from router.retrieval.types import ScoredTool, SearchMode
+
+__all__ = ["CANDIDATE_DEPTH", "Retriever", "SearchMode", "ToolTokens"]
 
 ToolTokens = Callable[[ToolRecord], int]
 
 # How deep each signal is read before fusion; beyond this a tool cannot reach the top k.
 CANDIDATE_DEPTH = 100
-
-
-class SearchMode(StrEnum):
-    HYBRID = "hybrid"
-    DENSE = "dense"
-    BM25 = "bm25"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from router.catalog import ToolRecord
+
+
+class SearchMode(StrEnum):
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    BM25 = "bm25"
 
 
 @dataclass(frozen=True, slots=True)

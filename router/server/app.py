@@ -39,10 +39,11 @@ _P = TypeVar("_P")
 _R = TypeVar("_R")
 
 
-def load_default_embedder(model: str) -> Embedder:
+def load_default_embedder(config: RouterConfig) -> Embedder:
+    """The configured model (imported and loaded later, in a worker thread)."""
     from router.embedding.loading import load_embedder
 
-    return load_embedder(model)
+    return load_embedder(config.router.model, config.router.cache_dir)
 
 
 @asynccontextmanager
@@ -95,6 +96,15 @@ async def _load_model(embedder: Embedder | None, state: RouterState) -> None:
     finally:
         state.model_ready.set()
         state.changes.notify()
+    await anyio.to_thread.run_sync(_import_request_modules)
+
+
+def _import_request_modules() -> None:
+    """Import what searches and calls use, off the event loop: the server started without
+    them so that `initialize` is answered at once (they cost about 300 ms)."""
+    import jsonschema.validators  # noqa: F401
+
+    import router.retrieval.retriever  # noqa: F401
 
 
 def _upstream_errors_as_mcp(

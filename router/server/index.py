@@ -12,6 +12,7 @@ import fnmatch
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -21,7 +22,10 @@ from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.errors import EmbeddingError
-from router.retrieval.retriever import Retriever
+from router.memory import release_free_memory
+
+if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
+    from router.retrieval.retriever import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +35,9 @@ class Snapshot:
     """One consistent view: the catalog, its retriever and the pinned tools in it."""
 
     catalog: Catalog
-    retriever: Retriever
+    retriever: Retriever | None
+    """None only before the first rebuild (an empty catalog): the server answers
+    `initialize` without waiting for the retrieval libraries to load."""
     pinned: tuple[ToolRecord, ...]
     generation: int
 
@@ -67,7 +73,7 @@ class LiveIndex:
         self._generation = 0
         self._built_from: list[ToolSpec] = []
         self._built_tools: dict[str, tuple[ToolSpec, ...]] = {}
-        self._snapshot = self._build(Catalog.from_specs([]), 0)
+        self._snapshot = Snapshot(Catalog.from_specs([]), None, (), 0)
         self._rebuild_lock = anyio.Lock()
         self._changed = anyio.Event()
         self._dirty = anyio.Event()
@@ -147,6 +153,8 @@ class LiveIndex:
         return [spec for server in sorted(self._tools) for spec in self._tools[server]]
 
     def _build(self, catalog: Catalog, generation: int) -> Snapshot:
+        from router.retrieval.retriever import Retriever
+
         retriever, stats = Retriever.build(catalog, self._embedder, self._cache)
         if stats.embedded:
             logger.info("embedded %d new tools (%d from cache)", stats.embedded, stats.from_cache)
@@ -156,4 +164,6 @@ class LiveIndex:
                 collision.sanitised,
                 ", ".join(f"{s}/{t} -> {q}" for s, t, q in collision.members),
             )
-        return Snapshot(catalog, retriever, resolve_pins(catalog, self._pins), generation)
+        snapshot = Snapshot(catalog, retriever, resolve_pins(catalog, self._pins), generation)
+        release_free_memory()  # embedding and indexing leave freed pages behind
+        return snapshot

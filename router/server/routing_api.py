@@ -52,6 +52,7 @@ def route(
     fmt = request.format
     counter = costs.counter
     retriever = snapshot.retriever
+    assert retriever is not None, "routed only once the index is ready"
     mode = retriever.modes[0]
     k = None if request.budget is not None else (request.k or default_k)
     ranked = retriever.search(

@@ -72,6 +72,8 @@ class RouterState:
         embedding runs in a worker thread."""
         await self.until_covered()
         retriever = self.snapshot.retriever
+        if retriever is None:
+            return []
         size = k or self.k
 
         def run() -> list[ScoredTool]:

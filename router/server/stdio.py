@@ -21,6 +21,7 @@ from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.read_stream import ReadStreamWrapper
 from router.server.app import build_server
+from router.server.stdio_pipes import loop_stdio
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +81,11 @@ class _RejectingReadStream(ReadStreamWrapper):
 
 
 async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:
-    # stdio_server points fd 1 at stderr while it serves, so a stray print, a library's
-    # progress bar or a child that inherited stdout cannot corrupt the protocol stream.
+    # fd 1 points at stderr while serving, so a stray print, a library's progress bar or a
+    # child that inherited stdout cannot corrupt the protocol stream (`loop_stdio`, or the
+    # SDK's `stdio_server` itself where the streams are regular files).
     server = build_server(config, embedder)
-    async with stdio_server() as (read_stream, write_stream):
+    async with loop_stdio() as pipes, stdio_server(*(pipes or ())) as (read_stream, write_stream):
         # tools.listChanged only where the listing changes: dynamic mode announces it
         dynamic = NotificationOptions(tools_changed=config.router.mode == "dynamic")
         await server.run(

@@ -6,11 +6,10 @@ import json
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
+if TYPE_CHECKING:  # jsonschema loads on the first call (or while the model loads at start)
+    import jsonschema.exceptions
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +28,9 @@ class ArgumentsInvalid(ValueError):
 
 @lru_cache(maxsize=4096)
 def _validator(schema_key: str, schema_json: str) -> Any:
+    import jsonschema.exceptions
+    import jsonschema.validators
+
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
