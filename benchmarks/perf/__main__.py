@@ -1,0 +1,3 @@
+from benchmarks.perf.cli import main
+
+raise SystemExit(main())
