@@ -29,15 +29,27 @@ SETS = ("msc_bench", "bfcl", "metatool")
 MODES = "hybrid,dense,bm25"
 
 
-def run_set(data: Path, name: str, limit: int | None) -> Path:
-    out = RESULTS / f"eval-{name}.json"
+def run_set(
+    data: Path,
+    name: str,
+    limit: int | None,
+    *,
+    model: str | None = None,
+    modes: str = MODES,
+    out: Path | None = None,
+) -> Path:
+    """`mcp-router eval` on one public set; the default model and `eval-<set>.json` unless
+    told otherwise."""
+    out = out or RESULTS / f"eval-{name}.json"
     args = [
         "eval",
         "--catalog", str(data / name / "catalog.jsonl"),
         "--queries", str(data / name / "queries.jsonl"),
-        "--mode", MODES,
+        "--mode", modes,
         "--json", str(out),
     ]  # fmt: skip
+    if model is not None:
+        args += ["--model", model]
     if limit is not None:
         args += ["--limit", str(limit)]
     if router_main(args) != 0:
