@@ -3,10 +3,11 @@ upstream directly, through the router (by qualified name, and inside `call_tool`
 through FastMCP's proxy (by name, and inside its `call_tool`), interleaved call by call as
 `benchmarks/forwarding_latency.py` does, so every path sees the same machine load.
 
-One bare JSON-RPC client (`stdio_rpc`) drives every path. The router (default ONNX backend)
-fronts both upstreams; FastMCP gets one proxy per upstream, its fastest form (a lone
-server's session is reused; with several servers it rebuilds its composite of all of them
-for every request), and that several-server form is timed on a few calls apart.
+One bare JSON-RPC client (`stdio_rpc`) drives every path; each round of calls starts one
+path further on, so no path always runs right after the same other one. The router (default
+ONNX backend) fronts both upstreams; FastMCP gets one proxy per upstream, its fastest form (a
+lone server's session is reused; with several servers it rebuilds its composite of all of
+them for every request), and that several-server form is timed on a few calls apart.
 """
 
 from __future__ import annotations
@@ -105,12 +106,14 @@ async def measure(
                     config = scratch / f"fastmcp-{t.server}.json"
                     proxy = await _open(stack, systems.fastmcp_launch(alone, config), log)
                 paths[t.server] = _paths(t, direct, router, proxy)
+        order = [(s, p, call) for s, by_path in paths.items() for p, call in by_path.items()]
         for round_index in range(warmup + calls):
-            for server, by_path in paths.items():
-                for path, call in by_path.items():
-                    ms = await _timed(call)
-                    if round_index >= warmup:
-                        samples.setdefault((server, path), []).append(ms)
+            # each round starts one place further on: no path always follows the same one
+            shift = round_index % len(order)
+            for server, path, call in order[shift:] + order[:shift]:
+                ms = await _timed(call)
+                if round_index >= warmup:
+                    samples.setdefault((server, path), []).append(ms)
     report: dict[str, Any] = {}
     for t in chosen:
         figures = {p: latency(samples[(t.server, p)]) for p in PATHS if (t.server, p) in samples}
