@@ -96,6 +96,11 @@ class LiveIndex:
         is searchable only once the rebuild that follows it is in place)."""
         return server in self._built_tools and self._built_tools[server] == self._tools.get(server)
 
+    def has_built(self, server: str) -> bool:
+        """Whether the current snapshot holds some listing of `server`'s tools (perhaps not
+        its latest: a re-index may be under way)."""
+        return server in self._built_tools
+
     def submit(self, server: str, specs: Iterable[ToolSpec]) -> None:
         """Replace `server`'s tools; `run` rebuilds soon. Never blocks the caller (an
         upstream's owner task), so embedding cannot stall that upstream's calls."""

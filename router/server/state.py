@@ -51,7 +51,8 @@ class RouterState:
 
     def coverage(self) -> Coverage:
         """Which upstreams a search now would miss, and why."""
-        indexed = {name: self.index.is_indexed(name) for name in self.pool.upstreams}
+        # A re-index after a change does not count: the previous tools stay searchable.
+        indexed = {name: self.index.has_built(name) for name in self.pool.upstreams}
         return coverage(self.pool.statuses(), indexed, not self.model_ready.is_set())
 
     def pending_upstreams(self) -> list[str]:

@@ -42,9 +42,28 @@ def _validator(schema_key: str, schema_json: str) -> Any:
     return cls(schema)
 
 
+# The validator of each schema object a call has used: a catalog snapshot's schemas never
+# change, so the object itself is the key, and serialising it (the content key of
+# `_validator`) happens once per schema instead of on every call. The schema is kept in the
+# value so that its id cannot be reused while the entry lives.
+_BY_OBJECT: dict[tuple[str, int], tuple[Mapping[str, Any], Any]] = {}
+_BY_OBJECT_LIMIT = 4096
+
+
+def _validator_of(tool: str, schema: Mapping[str, Any]) -> Any:
+    entry = _BY_OBJECT.get((tool, id(schema)))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    validator = _validator(tool, json.dumps(schema, sort_keys=True))
+    if len(_BY_OBJECT) >= _BY_OBJECT_LIMIT:
+        _BY_OBJECT.clear()  # a new snapshot replaced the schemas: start over
+    _BY_OBJECT[(tool, id(schema))] = (schema, validator)
+    return validator
+
+
 def validate_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
     """Raise `ArgumentsInvalid` naming each field that breaks `schema`."""
-    validator = _validator(tool, json.dumps(schema, sort_keys=True))
+    validator = _validator_of(tool, schema)
     if validator is None:
         return
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
