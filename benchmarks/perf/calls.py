@@ -3,8 +3,8 @@ upstream directly, through the router (by qualified name, and inside `call_tool`
 through FastMCP's proxy (by name, and inside its `call_tool`), interleaved call by call as
 `benchmarks/forwarding_latency.py` does, so every path sees the same machine load.
 
-One bare JSON-RPC client (`stdio_rpc`) drives every path; each round of calls starts one
-path further on, so no path always runs right after the same other one. The router (default
+One bare JSON-RPC client (`stdio_rpc`) drives every path; each round of calls runs them in
+a new seeded order, so no path always runs right after the same other one. The router (default
 ONNX backend) fronts both upstreams; FastMCP gets one proxy per upstream, its fastest form (a
 lone server's session is reused; with several servers it rebuilds its composite of all of
 them for every request), and that several-server form is timed on a few calls apart.
@@ -12,6 +12,7 @@ them for every request), and that several-server form is timed on a few calls ap
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -107,10 +108,12 @@ async def measure(
                     proxy = await _open(stack, systems.fastmcp_launch(alone, config), log)
                 paths[t.server] = _paths(t, direct, router, proxy)
         order = [(s, p, call) for s, by_path in paths.items() for p, call in by_path.items()]
+        shuffle = random.Random(0).shuffle
         for round_index in range(warmup + calls):
-            # each round starts one place further on: no path always follows the same one
-            shift = round_index % len(order)
-            for server, path, call in order[shift:] + order[:shift]:
+            # a new order each round: a process that has been idle longer answers slower, so
+            # no path may always follow the same one (a slow FastMCP call, say)
+            shuffle(order)
+            for server, path, call in order:
                 ms = await _timed(call)
                 if round_index >= warmup:
                     samples.setdefault((server, path), []).append(ms)

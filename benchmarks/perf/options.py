@@ -79,7 +79,7 @@ def from_args(args: argparse.Namespace) -> Options:
         queries=20 if quick else args.queries,
         fastmcp_queries=5 if quick else args.fastmcp_queries,
         texts=32 if quick else args.texts,
-        embed_rounds=1 if quick else 2,
+        embed_rounds=1 if quick else 3,
         runs=1 if quick else args.runs,
         warmup=1,
         calls=20 if quick else args.calls,
