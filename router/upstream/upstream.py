@@ -45,6 +45,7 @@ from router.upstream.convert import server_description, tool_spec
 from router.upstream.filtering import ToolFilter
 from router.upstream.listing import Listing, list_everything, list_prompts, list_resources
 from router.upstream.listing import list_tools as fetch_tools
+from router.upstream.liveness import probe
 from router.upstream.liveness import watch as watch_liveness
 from router.upstream.negotiation import (
     ProtocolMemory,
@@ -331,6 +332,7 @@ class Upstream:
                         await adopt_discover(client, mode)
                     phase = "listing"
                     listing = await list_everything(self.name, client)
+                    await _drop_last_message(client, listing)
                     deadline.deadline = math.inf
                     if self.server.connect_mode == "auto":
                         await self._memory.remember(key, negotiated_mode(client))
@@ -440,7 +442,9 @@ class Upstream:
             else (current.resources, current.resource_templates)
         )
         prompts = await list_prompts(self.name, client) if "prompts" in kinds else current.prompts
-        return Listing(tools, resources, templates, prompts)
+        listing = Listing(tools, resources, templates, prompts)
+        await _drop_last_message(client, listing)
+        return listing
 
     async def _listen_loop(self, client: Client, requests: _RelistRequests) -> None:
         """2026-07-28 delivers list changes only on a `subscriptions/listen` stream."""
@@ -510,6 +514,31 @@ class Upstream:
                 self._on_status_changed(self.status)
             except Exception:
                 logger.exception("upstream %s: the status callback failed", self.name)
+
+
+_LARGE_LISTING = 1000
+"""Tools in a listing from which its wire message is worth dropping (`_drop_last_message`)."""
+
+
+async def _drop_last_message(client: Client, listing: Listing) -> None:
+    """After a large listing, one cheap round trip, so the SDK lets go of the listing's
+    message.
+
+    The SDK's transport tasks keep the last message they read (the line, its parsed JSON) in
+    the locals of their wait for the next one. After a listing of 20,000 tools that is about
+    60 MB of RSS held until the upstream next says something (measured: 356 MB after
+    indexing, 299 MB with this probe). Any answer, an error included, replaces it.
+    """
+    if len(listing.tools) < _LARGE_LISTING:
+        return
+    with anyio.move_on_after(_DROP_PROBE_TIMEOUT):
+        try:
+            await probe(client)
+        except Exception as exc:  # the answer does not matter, only that one arrives
+            logger.debug("probe after a large listing: %s", exc)
+
+
+_DROP_PROBE_TIMEOUT = 5.0
 
 
 def _describe(error: BaseException) -> str:
