@@ -132,3 +132,17 @@ def test_a_missing_model_package_says_what_to_install() -> None:
 def test_an_empty_catalog_embeds_to_an_empty_matrix(real_embedder: Embedder) -> None:
     vectors, stats = embed_records(Catalog.from_specs([]).records, real_embedder)
     assert vectors.shape == (0, 384) and stats.total == 0
+
+
+def test_the_int8_rewrite_is_stored_once_and_a_damaged_copy_is_made_again(
+    tmp_path: Path,
+) -> None:
+    spec = resolve_model(None)
+    first = OnnxEmbedder(spec, tmp_path)
+    expected = first.embed_query("what time is it in Tokyo")
+    stored = list((tmp_path / "models").glob("*.onnx"))
+    assert len(stored) == 1
+    stored[0].write_bytes(b"not a model")
+    again = OnnxEmbedder(spec, tmp_path).embed_query("what time is it in Tokyo")
+    assert np.allclose(again, expected, atol=1e-6)
+    assert OnnxEmbedder(spec, tmp_path).embed_query("what time is it in Tokyo").shape == (384,)
