@@ -124,9 +124,9 @@ def test_multi_step_requests_are_split_into_steps() -> None:
     assert split_steps("what time is it in Tokyo") == []
 
 
-def test_each_step_of_a_request_surfaces_a_tool() -> None:
+def test_each_step_of_a_request_surfaces_a_tool_when_asked_to_split() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
-    names = [r.qualified_name for r in _retriever().search(query, k=3)]
+    names = [r.qualified_name for r in _retriever(decompose=True).search(query, k=3)]
     assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
 
 

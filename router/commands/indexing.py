@@ -41,7 +41,10 @@ def add_index_arguments(parser: argparse.ArgumentParser) -> None:
         help="a malformed line: report it and go on (skip) or stop",
     )
     parser.add_argument(
-        "--no-decompose", action="store_true", help="do not split multi-step queries into parts"
+        "--decompose",
+        action="store_true",
+        help="also rank each step of a multi-step query (off: it lost recall on every public "
+        "set and doubled p99 latency)",
     )
 
 
@@ -80,7 +83,7 @@ def build_index(args: argparse.Namespace, modes: list[SearchMode]) -> BuiltIndex
         embedder,
         cache,
         on_progress=StderrProgress("embedding tools"),
-        decompose=not args.no_decompose,
+        decompose=args.decompose,
     )
     seconds = time.perf_counter() - started
     if embedder is not None:

@@ -49,7 +49,7 @@ class Retriever:
         vectors: Vectors | None,
         *,
         pins: Iterable[str] = (),
-        decompose: bool = True,
+        decompose: bool = False,
         rrf_k: float = RRF_K,
     ) -> None:
         if (embedder is None) != (vectors is None):
@@ -75,7 +75,7 @@ class Retriever:
         *,
         pins: Iterable[str] = (),
         on_progress: ProgressCallback | None = None,
-        decompose: bool = True,
+        decompose: bool = False,
     ) -> tuple[Retriever, EmbeddingStats]:
         """Embed what the cache lacks and index everything (blocking: run in a thread)."""
         if embedder is None:
