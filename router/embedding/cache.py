@@ -8,7 +8,7 @@ a server builds its cache object before it answers `initialize`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,11 +53,14 @@ class EmbeddingCache:
         connection.execute(_SCHEMA)
         return connection
 
-    def get_many(self, model_id: str, fingerprints: Iterable[str]) -> dict[str, Vectors]:
+    def iter_vectors(
+        self, model_id: str, fingerprints: Iterable[str]
+    ) -> Iterator[tuple[str, Vectors]]:
+        """The cached vectors among `fingerprints`, one at a time (nothing is gathered, so a
+        20k-tool catalog's vectors need not all be held twice)."""
         import numpy as np
 
         wanted = list(dict.fromkeys(fingerprints))
-        found: dict[str, Vectors] = {}
         connection = self._connect()
         try:
             for start in range(0, len(wanted), _CHUNK):
@@ -71,10 +74,12 @@ class EmbeddingCache:
                 for fingerprint, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape == (dim,):
-                        found[fingerprint] = vector
+                        yield fingerprint, vector
         finally:
             connection.close()
-        return found
+
+    def get_many(self, model_id: str, fingerprints: Iterable[str]) -> dict[str, Vectors]:
+        return dict(self.iter_vectors(model_id, fingerprints))
 
     def put_many(self, model_id: str, vectors: Mapping[str, Vectors]) -> None:
         import numpy as np
