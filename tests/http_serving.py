@@ -115,12 +115,11 @@ async def http_front(
 
 
 async def until_ready(state: RouterState) -> None:
-    """Until `/healthz` would say ready: every upstream tried, the healthy ones indexed.
-    Bound it with `anyio.fail_after`."""
-    await state.pool.wait_settled()
+    """Until `/healthz` would say ready: the model loaded, every upstream tried, the healthy
+    ones indexed. Bound it with `anyio.fail_after`."""
     readiness = Readiness()
     while not readiness.check(state):
-        await state.index.wait_changed()
+        await state.changes.wait()  # upstream status, index swap or model load
 
 
 async def until_indexed(state: RouterState) -> None:
@@ -128,7 +127,7 @@ async def until_indexed(state: RouterState) -> None:
     for upstream in state.pool.upstreams.values():
         await upstream.wait_for(UpstreamState.HEALTHY)
     while state.pending_upstreams():
-        await state.index.wait_changed()
+        await state.changes.wait()
 
 
 async def start_everything(installed: Installed, mode: str, port: int) -> anyio.abc.Process:

@@ -114,3 +114,35 @@ def test_search_results_render_as_text_and_structure() -> None:
     assert structured["tools"][0]["name"] == "time__get_current_time"
     assert structured["tools"][0]["inputSchema"]["required"] == ["tz"]
     assert text_results("nothing", []) == 'No tools match "nothing".'
+
+
+def test_coverage_names_starting_and_down_upstreams_and_waits_for_the_model() -> None:
+    from router.server.readiness import coverage, describe
+    from router.upstream.state import UpstreamState, UpstreamStatus
+
+    def status(name: str, state: UpstreamState, **more: object) -> UpstreamStatus:
+        return UpstreamStatus(name=name, state=state, transport="stdio", **more)  # type: ignore[arg-type]
+
+    statuses = {
+        "ready": status("ready", UpstreamState.HEALTHY, settled=True),
+        "listing": status("listing", UpstreamState.HEALTHY, settled=True),
+        "first": status("first", UpstreamState.CONNECTING),
+        "broken": status(
+            "broken", UpstreamState.UNHEALTHY, settled=True, last_error="exit 3", retry_in=2.0
+        ),
+        "retrying": status("retrying", UpstreamState.CONNECTING, settled=True, last_error="gone"),
+    }
+    indexed = {"ready": True, "listing": False, "first": False, "broken": False, "retrying": True}
+    found = coverage(statuses, indexed, model_loading=False)
+    assert found.starting == ("first", "listing")
+    assert [(d.name, d.indexed) for d in found.down] == [("broken", False), ("retrying", True)]
+    assert found.unsearched == ("first", "listing", "broken")
+    assert not found.complete
+    lines = describe(found)
+    assert lines[0].startswith("Not searched yet, still starting: first, listing")
+    assert "Down, not searched: broken (last error: exit 3; next retry in 2.0 s)." in lines
+    listed_but_down = "Down, its tools are listed but calls fail: retrying"
+    assert any(line.startswith(listed_but_down) for line in lines)
+    settled = coverage({"ready": statuses["ready"]}, {"ready": True}, model_loading=True)
+    assert not settled.complete and "model is still loading" in describe(settled)[0]
+    assert coverage({"ready": statuses["ready"]}, {"ready": True}, model_loading=False).complete
