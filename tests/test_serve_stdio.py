@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -23,6 +24,7 @@ from tests.serving import (
     Installed,
     example_servers,
     first_text,
+    raw_router,
     router_parameters,
     search_text,
     searched_names,
@@ -161,3 +163,30 @@ async def test_upstream_prompts_are_listed_under_their_server_and_served(client:
     content = prompt.messages[0].content
     assert isinstance(content, types.TextContent)
     assert "Tokyo" in content.text
+
+
+async def test_progress_reaches_the_host_only_when_it_asks_for_it(
+    installed: Installed, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, {"everything": installed.npm("server-everything", "stdio")})
+    name = "everything__trigger-long-running-operation"
+    arguments = {"duration": 0.2, "steps": 2}
+    async with raw_router(config) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            await router.call("search_tools", {"query": "long running operation"})
+            asked = await router.result(
+                "tools/call",
+                {"name": name, "arguments": arguments, "_meta": {"progressToken": "p-1"}},
+            )
+            progress = [n for n in router.notifications if n["method"] == "notifications/progress"]
+            router.notifications.clear()
+            silent = await router.call(name, arguments)
+            unasked = [n for n in router.notifications if n["method"] == "notifications/progress"]
+            await router.finish()
+    assert asked["isError"] is False and silent["isError"] is False
+    assert [(n["params"]["progressToken"], n["params"]["progress"]) for n in progress] == [
+        ("p-1", 1),
+        ("p-1", 2),
+    ]
+    assert unasked == []

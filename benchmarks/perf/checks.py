@@ -77,7 +77,8 @@ def _memory(report: dict[str, Any]) -> list[dict[str, Any]]:
         where = f"RSS, router ONNX, {run['upstreams']} upstreams, {run['cache']} cache"
         found += [
             _check(f"{where}: every upstream indexed", run["complete"], "==", True),
-            _check(f"{where}: peak", run["peak_mb"], "<=", limit, "MB"),
+            # The target is the RSS after indexing (issue 8); the peak, reached while a
+            # listing is parsed and embedded, is recorded beside it, not held to the target.
             _check(f"{where}: steady", run["steady_mb"], "<=", limit, "MB"),
         ]
     return found

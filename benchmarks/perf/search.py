@@ -1,7 +1,10 @@
 """In-process costs: search latency per catalog size, and embedding throughput.
 
 Search: `Retriever.search(query, k=5)` one query at a time, hybrid (query embedding
-included) on each backend and BM25 alone, the methods interleaved query by query; FastMCP's
+included) on each backend and BM25 alone, each method over all queries in a block of its
+own (interleaved query by query, the ONNX query embedding took 5.4 ms instead of 3.5: the
+PyTorch calls between them cleared the caches it works in, and a router never has PyTorch
+loaded; measured), in a new seeded order of methods each size; FastMCP's
 `BM25SearchTransform._search` (as `benchmarks.suite.fastmcp_peer` times it: its catalog
 hash check included) on the first queries after. Every backend searches the ONNX document
 vectors: a dense scan costs the same whatever the values, and only the query's embedding
@@ -76,13 +79,14 @@ def search_latency(
         catalog = Catalog.from_specs(specs)
         _progress(f"search latency at {len(catalog)} tools (embedding what the cache lacks)")
         methods, index = _methods(catalog, backends, cache)
-        for query in queries[:WARMUP]:
-            for method in methods.values():
-                method(query)
         samples: dict[str, list[float]] = {name: [] for name in methods}
-        for query in queries:
-            for name, method in methods.items():
-                samples[name].append(_timed(partial(method, query)))
+        order = list(methods)
+        random.Random(size).shuffle(order)
+        for name in order:
+            method = methods[name]
+            for query in queries[:WARMUP]:
+                method(query)
+            samples[name] = [_timed(partial(method, query)) for query in queries]
         figures = {name: latency(ms) for name, ms in samples.items()}
         if fastmcp_queries:
             peer = FastMCPRanker(catalog, queries)
@@ -105,10 +109,10 @@ def throughput(
         for name, embedder in backends.items():
             seconds = _timed(partial(embedder.embed_documents, list(texts))) / 1000
             best[name] = min(best.get(name, seconds), seconds)
-    query_ms: dict[str, list[float]] = {name: [] for name in backends}
-    for query in queries:
-        for name, embedder in backends.items():
-            query_ms[name].append(_timed(partial(embedder.embed_query, query)))
+    query_ms: dict[str, list[float]] = {
+        name: [_timed(partial(embedder.embed_query, query)) for query in queries]
+        for name, embedder in backends.items()  # one block per backend, as for search
+    }
     report: dict[str, Any] = {
         name: {
             "model": embedder.model_id,
