@@ -76,7 +76,7 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
                 if down:
                     raise SystemExit(f"upstreams down: {down}")
                 while state.pending_upstreams():
-                    await state.index.wait_changed()
+                    await state.changes.wait()
                 snapshot = state.snapshot
                 pinned, meta = snapshot.pinned, state.meta_tools
                 routed = {}

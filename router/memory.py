@@ -30,7 +30,7 @@ _MMAP_THRESHOLD = 1024 * 1024
 _TRIM_THRESHOLD = 64 * 1024 * 1024
 
 
-def limit_malloc_arenas() -> None:
+def tune_malloc_for_serving() -> None:
     """Keep a long-lived server's heap compact, unless the `MALLOC_*` environment variables
     say otherwise; call it before any thread starts.
 

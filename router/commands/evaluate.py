@@ -113,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(report: dict[str, Any]) -> str:
+    """The report as a plain-text table, one row per mode and per group."""
     from router.evaluation import metric_names
 
-    """The report as a plain-text table, one row per mode and per group."""
     names = metric_names()
     header = f"{'mode':<8} {'group':<14} {'n':>6} " + " ".join(f"{n:>10}" for n in names)
     header += f" {'tokens':>8} {'saved%':>7} {'p50ms':>7} {'p95ms':>7}"

@@ -11,7 +11,7 @@ import anyio
 
 from router.commands import serve_http
 from router.config import load_config
-from router.memory import limit_malloc_arenas
+from router.memory import tune_malloc_for_serving
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    limit_malloc_arenas()  # a long-lived server: keep its heap compact (router.memory)
+    tune_malloc_for_serving()  # a long-lived server: keep its heap compact (router.memory)
     config = load_config(args.config)
     if args.http:
         from router.server.app import load_default_embedder as load_model

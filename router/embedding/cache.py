@@ -78,9 +78,6 @@ class EmbeddingCache:
         finally:
             connection.close()
 
-    def get_many(self, model_id: str, fingerprints: Iterable[str]) -> dict[str, Vectors]:
-        return dict(self.iter_vectors(model_id, fingerprints))
-
     def put_many(self, model_id: str, vectors: Mapping[str, Vectors]) -> None:
         import numpy as np
 

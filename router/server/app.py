@@ -17,13 +17,13 @@ from mcp_types import INTERNAL_ERROR
 
 from router import __version__
 from router.catalog import ToolSpec
+from router.changes import Changes
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.errors import EmbeddingError, UpstreamError
 from router.server import aggregate, tools
 from router.server.index import LiveIndex
-from router.server.readiness import Changes
 from router.server.state import RouterState
 from router.upstream import UpstreamPool
 from router.upstream.state import UpstreamStatus

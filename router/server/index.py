@@ -19,6 +19,7 @@ import anyio.to_thread
 from anyio.abc import TaskStatus
 
 from router.catalog import Catalog, ToolRecord, ToolSpec
+from router.changes import Changes
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.errors import EmbeddingError
@@ -75,7 +76,7 @@ class LiveIndex:
         self._built_tools: dict[str, tuple[ToolSpec, ...]] = {}
         self._snapshot = Snapshot(Catalog.from_specs([]), None, (), 0)
         self._rebuild_lock = anyio.Lock()
-        self._changed = anyio.Event()
+        self._changed = Changes()
         self._dirty = anyio.Event()
         self.ready = anyio.Event()
         """Set once a snapshot holding at least one upstream's tools is in place."""
@@ -90,11 +91,6 @@ class LiveIndex:
 
     def tools_of(self, server: str) -> tuple[ToolSpec, ...]:
         return self._tools.get(server, ())
-
-    def is_indexed(self, server: str) -> bool:
-        """Whether the current snapshot holds `server`'s last submitted tools (a submission
-        is searchable only once the rebuild that follows it is in place)."""
-        return server in self._built_tools and self._built_tools[server] == self._tools.get(server)
 
     def has_built(self, server: str) -> bool:
         """Whether the current snapshot holds some listing of `server`'s tools (perhaps not
@@ -142,8 +138,7 @@ class LiveIndex:
             len(self._tools),
         )
         self.ready.set()
-        changed, self._changed = self._changed, anyio.Event()
-        changed.set()
+        self._changed.notify()
         if self._on_swap is not None:
             self._on_swap()
         return snapshot

@@ -13,23 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import anyio
-
 from router.upstream.state import UpstreamState, UpstreamStatus
-
-
-class Changes:
-    """A broadcast "something changed" that any number of tasks can wait on."""
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-
-    def notify(self) -> None:
-        self._event.set()
-        self._event = anyio.Event()
-
-    async def wait(self) -> None:
-        await self._event.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,5 +74,5 @@ def describe(coverage: Coverage) -> list[str]:
         what = "its tools are listed but calls fail" if down.indexed else "not searched"
         lines.append(f"Down, {what}: {down.name} ({error}{retry}).")
     if coverage.model_loading:
-        lines.append("Ranked by keywords only: the embedding model is still loading.")
+        lines.append("The embedding model is still loading.")
     return lines

@@ -11,11 +11,12 @@ import anyio
 import anyio.to_thread
 
 from router.catalog import ToolRecord
+from router.changes import Changes
 from router.errors import ToolNotFound
 from router.retrieval.types import ScoredTool
 from router.server.index import LiveIndex, Snapshot
 from router.server.meta_tools import meta_tool_records
-from router.server.readiness import Changes, Coverage, coverage
+from router.server.readiness import Coverage, coverage
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic"]

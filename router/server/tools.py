@@ -68,7 +68,7 @@ async def list_tools(
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
     query, k = _listing_query(ctx)
-    if state.index.pins and not state.coverage().complete:
+    if state.index.pins:
         await state.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
     listed: list[ToolRecord] = list(snapshot.pinned)

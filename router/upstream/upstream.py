@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from router import __version__
 from router.catalog import ToolSpec
+from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
 from router.errors import (
     ToolNotFound,
@@ -122,7 +123,7 @@ class Upstream:
         self._client: Client | None = None
         self._ended = anyio.Event()
         self._retry_now = anyio.Event()
-        self._changed = anyio.Event()
+        self._changed = Changes()
         self._listing = Listing()
         self._tools: tuple[ToolSpec, ...] = ()
         self._server_info: types.Implementation | None = None
@@ -506,9 +507,7 @@ class Upstream:
 
     def _touch(self) -> None:
         """Tell waiters and the status callback that something changed."""
-        # Wake every waiter, then arm a fresh event for the next change.
-        self._changed.set()
-        self._changed = anyio.Event()
+        self._changed.notify()
         if self._on_status_changed is not None:
             try:
                 self._on_status_changed(self.status)
