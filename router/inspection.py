@@ -19,8 +19,8 @@ from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.config import RouterConfig
 from router.injection import Flag, scan_tools
-from router.server.index import resolve_pins
-from router.server.meta_tools import meta_tool_records
+from router.meta_tools import meta_tool_records
+from router.tool_patterns import resolve_pins
 from router.upstream.state import UpstreamStatus
 from router.upstream.transport import transport_name
 

@@ -31,9 +31,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from router.config import RouterConfig, parse_config
-from router.server.http_app import create_app
-from router.server.rest import FrontState, Readiness
-from router.server.security import SecurityPolicy
+from router.server.http.app import create_app
+from router.server.http.rest import FrontState, Readiness
+from router.server.http.security import SecurityPolicy
 from router.server.state import RouterState
 from router.upstream import UpstreamState
 from tests.test_upstream_pool import Installed, free_port

@@ -47,7 +47,7 @@ def test_onnx_vectors_agree_with_sentence_transformers_on_real_tool_texts(
     assert float(cosines.mean()) >= 0.99, cosines.mean()
     assert float(cosines.min()) >= 0.97, cosines.min()
     queries = ["what time is it in Tokyo", "remember that Alice works at Acme"]
-    query_cosines = (real_embedder.embed_queries(queries) * torch_embedder.embed_queries(queries))
+    query_cosines = real_embedder.embed_queries(queries) * torch_embedder.embed_queries(queries)
     assert float(query_cosines.sum(axis=1).min()) >= 0.99
 
 
@@ -116,9 +116,7 @@ def test_a_local_onnx_folder_runs_on_onnx_with_its_own_cache_key(tmp_path: Path)
 
 def test_a_model_file_that_fails_its_checksum_is_refused(tmp_path: Path) -> None:
     folder = local_onnx_model(tmp_path / "mini")
-    spec = replace(
-        resolve_model(None), source=f"path:{folder / 'model.onnx'}", sha256="0" * 64
-    )
+    spec = replace(resolve_model(None), source=f"path:{folder / 'model.onnx'}", sha256="0" * 64)
     with pytest.raises(EmbeddingError, match="does not match the sha256"):
         OnnxEmbedder(spec).load()
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from router.embedding.base import Vectors
-from router.server.batching import QueryBatcher
+from router.server.http.batching import QueryBatcher
 
 
 class GatedEmbedder:

@@ -7,7 +7,7 @@ import pytest
 
 from router.config import DEFAULT_MAX_BODY_BYTES, HttpSettings, RemoteServer, parse_config
 from router.errors import ConfigError
-from router.server.security import SecurityPolicy, is_loopback, matches
+from router.server.http.security import SecurityPolicy, is_loopback, matches
 
 
 def test_the_http_section_has_safe_defaults_and_takes_allow_lists() -> None:

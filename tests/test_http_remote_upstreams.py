@@ -16,7 +16,7 @@ import pytest
 
 from router.config import parse_config
 from router.errors import UpstreamUnavailable
-from router.server.security import SecurityPolicy
+from router.server.http.security import SecurityPolicy
 from router.upstream import UpstreamPool, UpstreamState
 from tests import test_upstream_pool as upstream_tests
 from tests.http_serving import (

@@ -113,5 +113,5 @@ async def test_an_upstream_that_cannot_start_is_named_down_with_its_error_and_re
     assert set(down) == {"crashing", "missing"}
     assert down["missing"]["lastError"] and down["missing"]["retryIn"] is not None
     # an empty answer never reads as "no such tool" while upstreams are missing
-    assert 'No tools match' not in text(nothing)
+    assert "No tools match" not in text(nothing)
     assert pending_upstreams(text(nothing)) == {"crashing", "missing"}

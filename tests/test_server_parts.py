@@ -6,12 +6,13 @@ import pytest
 from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolSpec
 from router.embedding.hashing import HashingEmbedder
+from router.meta_tools import meta_tool_records
+from router.readiness import Coverage
+from router.rendering import structured_results, text_results
 from router.retrieval.types import ScoredTool
-from router.server.index import LiveIndex, resolve_pins
-from router.server.meta_tools import meta_tool_records
-from router.server.readiness import Coverage
-from router.server.rendering import structured_results, text_results
-from router.server.validation import ArgumentsInvalid, validate_arguments
+from router.server.index import LiveIndex
+from router.tool_patterns import resolve_pins
+from router.validation import ArgumentsInvalid, validate_arguments
 
 SCHEMA = {
     "type": "object",
@@ -117,7 +118,7 @@ def test_search_results_render_as_text_and_structure() -> None:
 
 
 def test_coverage_names_starting_and_down_upstreams_and_waits_for_the_model() -> None:
-    from router.server.readiness import coverage, describe
+    from router.readiness import coverage, describe
     from router.upstream.state import UpstreamState, UpstreamStatus
 
     def status(name: str, state: UpstreamState, **more: object) -> UpstreamStatus:

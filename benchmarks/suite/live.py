@@ -23,9 +23,9 @@ from router.config import load_config
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.inspection import build_report
+from router.meta_tools import meta_tool_records
 from router.retrieval.retriever import Retriever
-from router.server.index import resolve_pins
-from router.server.meta_tools import meta_tool_records
+from router.tool_patterns import resolve_pins
 
 
 def run_live(

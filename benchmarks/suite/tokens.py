@@ -17,7 +17,7 @@ from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.catalog import ToolRecord
 from router.evaluation import ResolvedQuery
-from router.server.meta_tools import meta_tool_records
+from router.meta_tools import meta_tool_records
 
 K_VALUES = (1, 3, 5, 10)
 BUDGETS = (500, 1000, 2000, 4000)

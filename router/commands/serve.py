@@ -38,9 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.http:
         from router.server.app import load_default_embedder as load_model
 
-        return serve_http.run(
-            args, config, lambda: None if args.bm25_only else load_model(config)
-        )
+        return serve_http.run(args, config, lambda: None if args.bm25_only else load_model(config))
     servers = ", ".join(config.enabled_servers()) or "none"
     logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
     from router.server.app import load_default_embedder

@@ -42,8 +42,8 @@ def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embed
     Raises:
         ConfigError: Beyond loopback without a token.
     """
-    from router.server.http_serve import serve_http
-    from router.server.security import SecurityPolicy
+    from router.server.http.security import SecurityPolicy
+    from router.server.http.serve import serve_http
 
     settings = config.router.http
     host = args.host or settings.host

@@ -1,1 +1,1 @@
-"""The routed MCP server: one catalog and one retriever behind every surface."""
+"""The MCP server: the lowlevel SDK server, its handlers, the live index and the stdio front."""

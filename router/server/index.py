@@ -8,7 +8,6 @@ new or changed tools are embedded. Readers always see a complete snapshot, swapp
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.errors import EmbeddingError
 from router.memory import release_free_memory
+from router.tool_patterns import resolve_pins
 
 if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
     from router.retrieval.retriever import Retriever
@@ -41,19 +41,6 @@ class Snapshot:
     `initialize` without waiting for the retrieval libraries to load."""
     pinned: tuple[ToolRecord, ...]
     generation: int
-
-
-def resolve_pins(catalog: Catalog, patterns: Sequence[str]) -> tuple[ToolRecord, ...]:
-    """Tools matched by pin patterns: a qualified name or `server/tool`, globs allowed."""
-    pinned: dict[str, ToolRecord] = {}
-    for pattern in patterns:
-        for record in catalog.records:
-            slash_name = f"{record.server}/{record.name}"
-            if fnmatch.fnmatchcase(record.qualified_name, pattern) or fnmatch.fnmatchcase(
-                slash_name, pattern
-            ):
-                pinned.setdefault(record.qualified_name, record)
-    return tuple(pinned.values())
 
 
 class LiveIndex:

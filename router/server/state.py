@@ -13,10 +13,10 @@ import anyio.to_thread
 from router.catalog import ToolRecord
 from router.changes import Changes
 from router.errors import ToolNotFound
+from router.meta_tools import meta_tool_records
+from router.readiness import Coverage, coverage
 from router.retrieval.types import ScoredTool
 from router.server.index import LiveIndex, Snapshot
-from router.server.meta_tools import meta_tool_records
-from router.server.readiness import Coverage, coverage
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic"]

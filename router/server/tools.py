@@ -23,10 +23,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
 from router.errors import ToolNotFound, UpstreamError
-from router.server.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
-from router.server.rendering import structured_results, text_results
+from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
+from router.rendering import structured_results, text_results
 from router.server.state import RouterState
-from router.server.validation import ArgumentsInvalid, validate_arguments
+from router.validation import ArgumentsInvalid, validate_arguments
 
 logger = logging.getLogger(__name__)
 

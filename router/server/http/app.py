@@ -21,13 +21,13 @@ from router import __version__
 from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.server.app import build_server, router_state
-from router.server.batching import QueryBatcher
-from router.server.guard import GuardMiddleware
-from router.server.http_errors import error_response, is_mcp_path
-from router.server.mcp_http import McpEndpoints, mcp_routes
-from router.server.rest import FrontState, Readiness, api
-from router.server.routing_api import ListCosts
-from router.server.security import SecurityPolicy
+from router.server.http.batching import QueryBatcher
+from router.server.http.errors import error_response, is_mcp_path
+from router.server.http.guard import GuardMiddleware
+from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
+from router.server.http.rest import FrontState, Readiness, api
+from router.server.http.routing import ListCosts
+from router.server.http.security import SecurityPolicy
 
 logger = logging.getLogger(__name__)
 

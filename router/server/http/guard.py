@@ -15,8 +15,8 @@ from collections import deque
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.server.http_errors import error_response, is_mcp_path
-from router.server.security import SecurityPolicy
+from router.server.http.errors import error_response, is_mcp_path
+from router.server.http.security import SecurityPolicy
 
 logger = logging.getLogger(__name__)
 

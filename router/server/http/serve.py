@@ -8,8 +8,8 @@ import uvicorn
 
 from router.config import RouterConfig
 from router.embedding.base import Embedder
-from router.server.http_app import create_app
-from router.server.security import SecurityPolicy
+from router.server.http.app import create_app
+from router.server.http.security import SecurityPolicy
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from router.accounting.formats import normalise_schema
+from router.readiness import Coverage, describe
 from router.retrieval.types import ScoredTool
-from router.server.readiness import Coverage, describe
 
 _MAX_DESCRIPTION = 300
 

@@ -16,7 +16,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from router.server.http_errors import JsonRpcErrors, error_response
+from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.state import RouterState
 
 MESSAGES_PATH = "/messages/"

@@ -12,9 +12,15 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from router.accounting.formats import ToolFormat
-from router.server.mcp_http import McpEndpoints
-from router.server.rest_models import ErrorBody, Health, RouteRequest, RouteResponse, ToolsResponse
-from router.server.routing_api import ListCosts, catalog, route
+from router.server.http.mcp_endpoints import McpEndpoints
+from router.server.http.rest_models import (
+    ErrorBody,
+    Health,
+    RouteRequest,
+    RouteResponse,
+    ToolsResponse,
+)
+from router.server.http.routing import ListCosts, catalog, route
 from router.server.state import RouterState
 
 

@@ -8,8 +8,7 @@ import threading
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
 from router.catalog import ToolRecord
-from router.server.index import Snapshot
-from router.server.rest_models import (
+from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
     RouteRequest,
@@ -18,6 +17,7 @@ from router.server.rest_models import (
     ToolsResponse,
     UpstreamHealth,
 )
+from router.server.index import Snapshot
 from router.server.state import RouterState
 
 
