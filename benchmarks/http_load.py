@@ -41,7 +41,6 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from benchmarks.example_servers import example_config
 from benchmarks.listing_tokens import QUERIES
@@ -144,10 +143,7 @@ async def open_sessions(url: str, count: int) -> list[str]:
 
 @asynccontextmanager
 async def sdk_client(url: str, mode: str) -> AsyncIterator[Client]:
-    async with (
-        create_mcp_http_client() as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
-    ):
+    async with Client(streamable_http_client(url), mode=mode) as client:
         yield client
 
 

@@ -10,8 +10,9 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
+
+from router.sdk_internals import ReadStream, last_context_of
 
 Item = SessionMessage | Exception
 
@@ -25,7 +26,7 @@ class ReadStreamWrapper:
     @property
     def last_context(self) -> Any:
         # The dispatcher reads this duck-typed attribute for per-message contextvars.
-        return getattr(self._inner, "last_context", None)
+        return last_context_of(self._inner)
 
     async def receive(self) -> Item:
         return await self._inner.receive()

@@ -28,7 +28,6 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from router.config import RouterConfig, parse_config
 from router.server.http.app import create_app
@@ -36,6 +35,7 @@ from router.server.http.rest import FrontState, Readiness
 from router.server.http.security import SecurityPolicy
 from router.server.state import RouterState
 from router.upstream import UpstreamState
+from router.upstream.transport import HTTP_TIMEOUT
 from tests.test_upstream_pool import Installed, free_port
 
 SCRIPTS = Path(__file__).resolve().parent / "upstreams"
@@ -164,7 +164,7 @@ async def streamable_client(
     url: str, headers: dict[str, str] | None = None, **options: Any
 ) -> AsyncIterator[Client]:
     """The SDK client over streamable HTTP, with extra headers (a bearer token)."""
-    async with create_mcp_http_client(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as http:
         client = Client(streamable_http_client(url, http_client=http), **options)
         async with client:
             yield client

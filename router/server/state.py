@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import anyio.to_thread
+from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.changes import Changes
@@ -32,7 +33,7 @@ class RouterState:
     mode: Mode = "search"
     # Dynamic mode: each connection's last search result (connections are weakly held so
     # a closed connection's state goes with it).
-    session_tools: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = field(
+    session_tools: weakref.WeakKeyDictionary[Connection, tuple[str, ...]] = field(
         default_factory=weakref.WeakKeyDictionary
     )
     changes: Changes = field(default_factory=Changes)

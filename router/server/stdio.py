@@ -13,13 +13,13 @@ import logging
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.read_stream import ReadStreamWrapper
+from router.sdk_internals import ReadStream, WriteStream
 from router.server.app import build_server
 from router.server.stdio_pipes import loop_stdio
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
@@ -25,6 +26,7 @@ from router.catalog import ToolRecord
 from router.errors import ToolNotFound, UpstreamError
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.rendering import structured_results, text_results
+from router.sdk_internals import connection_of
 from router.server.state import RouterState
 from router.validation import ArgumentsInvalid, validate_arguments
 
@@ -57,10 +59,9 @@ def _is_modern(ctx: Context) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-def _connection(ctx: Context) -> Any:
-    """What lives as long as the client's connection: the SDK builds a new `ServerSession`
-    for every request, around the one `Connection` object of that client."""
-    return getattr(ctx.session, "_connection", ctx.session)
+def _connection(ctx: Context) -> Connection:
+    """What lives as long as the client's connection (see `router.sdk_internals`)."""
+    return connection_of(ctx.session)
 
 
 async def list_tools(

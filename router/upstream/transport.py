@@ -10,16 +10,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
-from mcp.client._transport import TransportStreams
+import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from router.config import RemoteServer, StdioServer
 from router.read_stream import ReadStreamWrapper
+from router.sdk_internals import ReadStream, TransportStreams
 from router.upstream.environment import child_environment
 from router.upstream.stderr import stderr_to_log
 
@@ -37,6 +36,11 @@ class _WatchedReadStream(ReadStreamWrapper):
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended.set()
             raise
+
+
+# The SDK's own defaults for its HTTP transports: 30 s to connect, write and wait for a pooled
+# connection, 300 s between reads because a server may hold a response stream open.
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 
 def stdio_parameters(server: StdioServer) -> StdioServerParameters:
@@ -68,7 +72,7 @@ async def open_transport(
             yield _WatchedReadStream(read, ended), write
     else:
         async with (
-            create_mcp_http_client(headers=dict(server.headers)) as http,
+            httpx2.AsyncClient(headers=dict(server.headers), timeout=HTTP_TIMEOUT) as http,
             streamable_http_client(server.url, http_client=http) as (read, write),
         ):
             yield _WatchedReadStream(read, ended), write

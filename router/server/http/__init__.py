@@ -1,1 +1,1 @@
-"""The HTTP front: streamable HTTP and SSE for MCP, the REST routing API, and the guards before them."""
+"""The HTTP front: streamable HTTP and SSE for MCP, the REST routing API and their guards."""

@@ -1,0 +1,80 @@
+"""Every use of the MCP SDK's private surface, in one place, each with its reason.
+
+The router touches three things the SDK does not export. Everything else in the package
+uses public API only (`mcp.client.Transport`, the transports, `mcp.server.lowlevel`).
+If an SDK upgrade removes or renames one of them, `tests/test_sdk_internals.py` fails and
+names it; `pyproject.toml` pins the tested minor release for the same reason.
+
+1. `ReadStream` / `WriteStream` / `TransportStreams` (`mcp.shared._stream_protocols`,
+   `mcp.client._transport`): the element types of a transport's streams. The public
+   `mcp.client.Transport` protocol is built on them, but they have no public export.
+   The router wraps read streams (to see a stdio child die, to answer unreadable stdio
+   lines) and needs the types to say what it wraps.
+2. `last_context` on a read stream: the SDK's dispatcher reads this duck-typed attribute
+   (`getattr(stream, "last_context", None)`) to run each message's handler in the
+   sender's contextvars. A wrapper that does not forward it silently loses them.
+3. `ServerSession._connection`: the lowlevel server builds a new `ServerSession` for every
+   request, around the one `Connection` object of its client. Dynamic mode keeps each
+   client's searched tools for as long as that client is connected, so it needs the
+   object that lives exactly that long, and there is no public accessor from a
+   `ServerRequestContext` (the newer `Context` has `.connection`; the lowlevel handlers
+   receive `ServerRequestContext`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.client._transport import TransportStreams
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+__all__ = [
+    "LAST_CONTEXT",
+    "ReadStream",
+    "SdkInternalMissing",
+    "TransportStreams",
+    "WriteStream",
+    "connection_of",
+    "last_context_of",
+]
+
+LAST_CONTEXT = "last_context"
+"""The read-stream attribute the SDK's dispatcher reads for per-message contextvars."""
+
+
+class SdkInternalMissing(RuntimeError):
+    """The installed SDK no longer has a private thing the router relies on."""
+
+    def __init__(self, thing: str, why: str) -> None:
+        super().__init__(
+            f"the installed MCP SDK has no {thing}, which mcp-router needs ({why}); "
+            "install the SDK release pinned in pyproject.toml"
+        )
+        self.thing = thing
+
+
+def last_context_of(stream: object) -> Any:
+    """The sender's context of the message `stream` returned last, as the SDK reads it."""
+    return getattr(stream, LAST_CONTEXT, None)
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The `Connection` behind a request's `ServerSession`: one per connected client.
+
+    No fallback: keying per-client state by the per-request session would make dynamic
+    mode forget every client's tools after each request, silently.
+    """
+    try:
+        connection = session._connection
+    except AttributeError:
+        raise SdkInternalMissing(
+            "ServerSession._connection", "dynamic mode keeps each client's tools by it"
+        ) from None
+    if not isinstance(connection, Connection):
+        raise SdkInternalMissing(
+            "ServerSession._connection of type Connection",
+            "dynamic mode keeps each client's tools by it",
+        )
+    return connection

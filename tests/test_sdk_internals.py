@@ -1,0 +1,109 @@
+"""The SDK internals the router relies on (`router.sdk_internals`) still exist and behave.
+
+Each failure names the private thing an SDK upgrade removed, so the fix starts there.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import inspect
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client import Client
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.memory import create_context_streams
+from mcp.shared.message import SessionMessage
+
+from router import sdk_internals
+from router.read_stream import ReadStreamWrapper
+
+PRIVATE_NAMES = [
+    ("mcp.shared._stream_protocols", "ReadStream"),
+    ("mcp.shared._stream_protocols", "WriteStream"),
+    ("mcp.client._transport", "TransportStreams"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), PRIVATE_NAMES)
+def test_private_sdk_names_exist(module: str, name: str) -> None:
+    try:
+        found = hasattr(importlib.import_module(module), name)
+    except ImportError:
+        found = False
+    if not found:
+        pytest.fail(f"SDK internal gone: {module}.{name} (see router/sdk_internals.py, item 1)")
+
+
+@pytest.mark.parametrize("module", ["mcp.shared.jsonrpc_dispatcher", "mcp.server.runner"])
+def test_sdk_dispatch_still_reads_last_context(module: str) -> None:
+    # If the SDK renamed the attribute, wrappers would forward a name nobody reads and
+    # handlers would run without their sender's contextvars, with no error anywhere.
+    source = inspect.getsource(importlib.import_module(module))
+    if f'"{sdk_internals.LAST_CONTEXT}"' not in source:
+        pytest.fail(
+            f"SDK internal gone: {module} no longer reads a read stream's "
+            f"`{sdk_internals.LAST_CONTEXT}` (see router/sdk_internals.py, item 2)"
+        )
+
+
+async def test_a_wrapped_read_stream_forwards_the_senders_context() -> None:
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+    send, receive = create_context_streams[SessionMessage | Exception](1)
+    wrapped = ReadStreamWrapper(receive)
+    message = SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method="ping"))
+
+    async def send_marked() -> None:
+        marker.set("sender")
+        await send.send(message)
+
+    with anyio.fail_after(5):
+        async with send, wrapped, anyio.create_task_group() as tg:
+            tg.start_soon(send_marked)
+            assert await wrapped.receive() is message
+    sender_context = wrapped.last_context
+    assert isinstance(sender_context, contextvars.Context), (
+        "SDK internal changed: context streams no longer expose `last_context`"
+    )
+    assert sender_context.run(marker.get) == "sender"
+
+
+async def test_connection_of_is_one_object_per_connected_client() -> None:
+    seen: list[Connection] = []
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        seen.append(sdk_internals.connection_of(ctx.session))
+        return types.CallToolResult(content=[])
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[types.Tool(name="probe", input_schema={"type": "object"})]
+        )
+
+    server: Server[Any] = Server("probe", on_call_tool=call_tool, on_list_tools=list_tools)
+    with anyio.fail_after(10):
+        async with Client(server, mode="legacy") as first:
+            await first.call_tool("probe", {})
+            await first.call_tool("probe", {})
+        async with Client(server, mode="legacy") as second:
+            await second.call_tool("probe", {})
+    assert all(isinstance(c, Connection) for c in seen)
+    assert seen[0] is seen[1], "two requests of one client must share one Connection"
+    assert seen[2] is not seen[0], "another client must get its own Connection"
+
+
+def test_connection_of_fails_loudly_without_the_private_attribute() -> None:
+    class NoConnection:
+        pass
+
+    with pytest.raises(sdk_internals.SdkInternalMissing, match=r"ServerSession\._connection"):
+        sdk_internals.connection_of(NoConnection())  # type: ignore[arg-type]
