@@ -2,16 +2,26 @@
 against the router's default listing and its query-scoped (k=5) listings.
 
     python -m benchmarks.listing_tokens [--k 5] [--bm25-only] [--config examples/servers.json]
+    python -m benchmarks.listing_tokens --table-only   # re-render the READMEs from the JSON
 
 Runs the router's own state in process (the upstream pool and the live index, with the real
 model unless --bm25-only) on the example servers of `examples/servers.json` (time, git,
 fetch from PyPI; everything, memory, filesystem from npm; no pins), so each listing holds
 exactly the tools `mcp-router serve` lists. Tokens are cl100k
 (`router.accounting.TokenCounter`) of the list as a host sends it, in the MCP, OpenAI and
-Anthropic formats. "direct" is every tool under its own name, as the servers list them
-when configured one by one.
+Anthropic formats.
 
-Writes `benchmarks/results/listing-tokens.json`.
+"direct" is what a host connected to the servers one by one is sent: in MCP format each
+server's own `tools/list` result as it sent it (every field, one list per server, summed,
+as `mcp-router inspect` counts `direct_tokens`); in the OpenAI and Anthropic formats every
+tool under its own name. "router_all_tools" is every tool as the router would list it
+(qualified `server__tool` names, the fields the router relays, one list), the "everything
+listed" figure of the benchmark suite's live table. `mcp_all_tools_breakdown` measures the
+steps from one to the other.
+
+Writes `benchmarks/results/listing-tokens.json` and the sections between the listing-tokens
+markers of README.md (`summary`) and benchmarks/README.md (`markdown`), which are made from
+that file alone.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ import os
 import platform
 import statistics
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +41,8 @@ import anyio
 
 from benchmarks.example_servers import EXAMPLE_CONFIG, example_config
 from benchmarks.provenance import head_commit
-from router.accounting.formats import ToolFormat
+from benchmarks.suite.readme import replace_between
+from router.accounting.formats import ToolFormat, serialise, to_mcp
 from router.accounting.tokens import ENCODING, TokenCounter
 from router.catalog import ToolRecord
 from router.config import parse_config
@@ -41,6 +52,11 @@ from router.upstream import UpstreamState
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "results" / "listing-tokens.json"
+README = ROOT / "README.md"
+"""Gets the short form (`summary`)."""
+BENCH_README = HERE / "README.md"
+"""Gets the table (`markdown`)."""
+START, END = "<!-- listing-tokens:start -->", "<!-- listing-tokens:end -->"
 QUERIES = (
     "what time is it in Tokyo",
     "convert 3pm in New York to Paris time",
@@ -54,13 +70,23 @@ QUERIES = (
     "add two numbers",
 )
 
+JsonObject = dict[str, Any]
+
 
 @dataclasses.dataclass(frozen=True)
 class Listings:
-    direct: tuple[ToolRecord, ...]
+    catalog: tuple[ToolRecord, ...]
+    """Every tool as the router holds it (qualified names)."""
+    own_lists: dict[str, tuple[JsonObject, ...]]
+    """Each server's own `tools/list` entries, as it sent them."""
     default: tuple[ToolRecord, ...]
     routed: dict[str, tuple[ToolRecord, ...]]
     tools_per_server: dict[str, int]
+
+    @property
+    def direct(self) -> tuple[ToolRecord, ...]:
+        """Every tool in the router's form under its own name, as a host lists it directly."""
+        return tuple(dataclasses.replace(r, qualified_name=r.name) for r in self.catalog)
 
 
 async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
@@ -84,9 +110,16 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
                     # tools/list with this query: pins, then the top k, then the meta-tools
                     top = [r.tool for r in await state.search(query, k) if r.tool not in pinned]
                     routed[query] = (*pinned, *top, *meta)
-            records = snapshot.catalog.records
+            own_lists = {
+                name: tuple(
+                    tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    for tool in upstream.listing.tools
+                )
+                for name, upstream in sorted(state.pool.upstreams.items())
+            }
             return Listings(
-                direct=tuple(dataclasses.replace(r, qualified_name=r.name) for r in records),
+                catalog=snapshot.catalog.records,
+                own_lists=own_lists,
                 default=(*pinned, *meta),
                 routed=routed,
                 tools_per_server={s: len(state.index.tools_of(s)) for s in sorted(statuses)},
@@ -97,16 +130,58 @@ def _percent_saved(listed: float, full: int) -> float:
     return round(100 * (1 - listed / full), 2)
 
 
+def _own_list_tokens(counter: TokenCounter, entries: Sequence[JsonObject]) -> int:
+    return counter.count_text(serialise({"tools": list(entries)}))
+
+
+def breakdown(listings: Listings, counter: TokenCounter) -> dict[str, Any]:
+    """From the servers' own lists to the router's list of every tool, one step at a time
+    (MCP format): the wrappers of separate lists, the fields the router does not relay, and
+    the `server__` prefix of qualified names."""
+    records = {(r.server, r.name): r for r in listings.catalog}
+    not_relayed: dict[str, int] = {}
+    added: dict[str, int] = {}
+    relayed_only: list[JsonObject] = []
+    for server, entries in listings.own_lists.items():
+        for entry in entries:
+            record = records[(server, entry["name"])]
+            ours = to_mcp(dataclasses.replace(record, qualified_name=record.name))
+            for key in entry.keys() - ours.keys():
+                not_relayed[key] = not_relayed.get(key, 0) + 1
+            for key in ours.keys() - entry.keys():
+                added[key] = added.get(key, 0) + 1
+            relayed_only.append({key: value for key, value in entry.items() if key in ours})
+    own_entries = [e for entries in listings.own_lists.values() for e in entries]
+    return {
+        "servers_own_lists_summed": sum(
+            _own_list_tokens(counter, entries) for entries in listings.own_lists.values()
+        ),
+        "servers_entries_one_list": _own_list_tokens(counter, own_entries),
+        "servers_entries_one_list_relayed_fields_only": _own_list_tokens(counter, relayed_only),
+        "router_entries_own_names_one_list": counter.count_tools(listings.direct, ToolFormat.MCP),
+        "router_entries_qualified_names_one_list": counter.count_tools(
+            listings.catalog, ToolFormat.MCP
+        ),
+        "fields_not_relayed": dict(sorted(not_relayed.items())),
+        "fields_added_by_router": dict(sorted(added.items())),
+    }
+
+
 def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
     counter = TokenCounter()
+    parts = breakdown(listings, counter)
     formats: dict[str, Any] = {}
     for fmt in ToolFormat:
-        direct = counter.count_tools(listings.direct, fmt)
+        if fmt is ToolFormat.MCP:
+            direct = parts["servers_own_lists_summed"]
+        else:
+            direct = counter.count_tools(listings.direct, fmt)
         default = counter.count_tools(listings.default, fmt)
         routed = {q: counter.count_tools(tools, fmt) for q, tools in listings.routed.items()}
         mean = statistics.fmean(routed.values())
         formats[fmt.value] = {
             "direct_all_tools": direct,
+            "router_all_tools": counter.count_tools(listings.catalog, fmt),
             "router_default": default,
             "router_default_saved_percent": _percent_saved(default, direct),
             f"router_k{k}_mean": round(mean, 1),
@@ -127,13 +202,135 @@ def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
             "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         },
         "servers": listings.tools_per_server,
-        "tool_count": len(listings.direct),
+        "tool_count": len(listings.catalog),
         "listed": {
             "router_default": [r.qualified_name for r in listings.default],
             f"router_k{k}": {q: [r.qualified_name for r in t] for q, t in listings.routed.items()},
         },
         "tokens": formats,
+        "mcp_all_tools_breakdown": parts,
     }
+
+
+# -- the README sections: made from the JSON alone ------------------------------------------
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _fields(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"`{key}` on {count} tools" for key, count in counts.items()) or "none"
+
+
+def summary(result: Mapping[str, Any]) -> str:
+    """The top-level README's paragraph."""
+    k = result["k"]
+    mcp = result["tokens"]["mcp"]
+    return (
+        f"On the {len(result['servers'])} example servers ({result['tool_count']} tools), "
+        f"listing every tool directly costs a host {_n(mcp['direct_all_tools'])} tokens; the "
+        f"router's default listing costs {_n(mcp['router_default'])} "
+        f"({mcp['router_default_saved_percent']:.1f}% less), and a query-scoped top {k} with "
+        f"the meta-tools {_n(mcp[f'router_k{k}_mean'])} on average over "
+        f"{len(mcp[f'router_k{k}_per_query'])} tasks ({_n(mcp[f'router_k{k}_min'])} to "
+        f"{_n(mcp[f'router_k{k}_max'])}). MCP `tools/list` as sent, {result['encoding']}; "
+        f"`tokens.mcp` of `benchmarks/results/listing-tokens.json`, written by "
+        f"`python -m benchmarks.listing_tokens` at commit `{result['commit']}` (the other "
+        "formats, and what each count holds: [benchmarks/README.md](benchmarks/README.md))."
+    )
+
+
+def markdown(result: Mapping[str, Any]) -> str:
+    """The benchmark README's section: the run, the listings in every format, the breakdown."""
+    k = result["k"]
+    tokens = result["tokens"]
+    formats = list(tokens)
+    machine = result["machine"]
+    servers = ", ".join(f"{name} {count}" for name, count in result["servers"].items())
+    lines = [
+        f"Run `python -m benchmarks.listing_tokens` at commit `{result['commit']}` on "
+        f"{machine['platform']}, {machine['cpus']} CPUs (load average "
+        f"{machine['load_average_1m_at_end']} at the end); model `{result['model']}`, "
+        f"k = {k}, {result['encoding']}. Tools per server: {servers}.",
+        "",
+        "| listing | tools | " + " | ".join(formats) + " |",
+        "|---|---|" + "---|" * len(formats),
+    ]
+
+    def row(label: str, tools: int | str, cells: list[str]) -> None:
+        lines.append(f"| {label} | {tools} | " + " | ".join(cells) + " |")
+
+    row(
+        "every tool, listed directly (`direct_all_tools`)",
+        result["tool_count"],
+        [_n(tokens[f]["direct_all_tools"]) for f in formats],
+    )
+    row(
+        "every tool, as the router would list it (`router_all_tools`)",
+        result["tool_count"],
+        [_n(tokens[f]["router_all_tools"]) for f in formats],
+    )
+    row(
+        "router default: pins + meta-tools (`router_default`)",
+        len(result["listed"]["router_default"]),
+        [
+            f"{_n(tokens[f]['router_default'])} ({tokens[f]['router_default_saved_percent']:.1f}%)"
+            for f in formats
+        ],
+    )
+    per_query = result["listed"][f"router_k{k}"]
+    row(
+        f"query-scoped: top {k} + meta-tools, mean of {len(per_query)} tasks, min-max "
+        f"(`router_k{k}_*`)",
+        len(next(iter(per_query.values()))),
+        [_routed_cell(tokens[f], k) for f in formats],
+    )
+    parts = result["mcp_all_tools_breakdown"]
+    own = parts["servers_own_lists_summed"]
+    one = parts["servers_entries_one_list"]
+    relayed = parts["servers_entries_one_list_relayed_fields_only"]
+    own_names = parts["router_entries_own_names_one_list"]
+    qualified = parts["router_entries_qualified_names_one_list"]
+    added = parts["fields_added_by_router"]
+    lines += [
+        "",
+        "Percentages: saved against the first row, in the same format.",
+        "",
+        f"The two counts of every tool (MCP format: {_n(own)} and {_n(qualified)}) take the same "
+        f"{result['tool_count']} tools with the same encoding and differ in what they count, "
+        f"step by step (`mcp_all_tools_breakdown`): the servers' own `tools/list` results, one "
+        f"list per server, summed: {_n(own)}; their entries in one list: {_n(one)}; without "
+        f"the fields the router does not relay ({_fields(parts['fields_not_relayed'])}): "
+        f"{_n(relayed)}; the router's entries under the servers' own names"
+        + (f" (it adds {_fields(added)})" if added else "")
+        + f": {_n(own_names)}; under its qualified `server__tool` names: {_n(qualified)}. "
+        'The first is `direct_tokens` of `mcp-router inspect` and the "own tools/list" total '
+        'of the suite\'s live table above; the last is the "everything listed" MCP figure of '
+        'that table, which its "saved" percentages are taken against.',
+        "",
+        f"| task | tools listed (top {k}) | " + " | ".join(formats) + " |",
+        "|---|---|" + "---|" * len(formats),
+    ]
+    meta = set(result["listed"]["router_default"])
+    for query, names in per_query.items():
+        top = ", ".join(f"`{n}`" for n in names if n not in meta)
+        counts = [_n(tokens[f][f"router_k{k}_per_query"][query]) for f in formats]
+        lines.append(f"| {query} | {top} | " + " | ".join(counts) + " |")
+    return "\n".join(lines)
+
+
+def _routed_cell(counts: Mapping[str, Any], k: int) -> str:
+    mean, saved = counts[f"router_k{k}_mean"], counts[f"router_k{k}_saved_percent"]
+    low, high = counts[f"router_k{k}_min"], counts[f"router_k{k}_max"]
+    return f"{_n(mean)} ({saved:.1f}%), {_n(low)}-{_n(high)}"
+
+
+def update_readmes(result: Mapping[str, Any]) -> None:
+    bodies = {README: summary(result), BENCH_README: markdown(result)}
+    for readme, body in bodies.items():
+        text = readme.read_text(encoding="utf-8")
+        readme.write_text(replace_between(text, START, END, body), encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,12 +339,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bm25-only", action="store_true", help="rank without the model")
     parser.add_argument("--config", type=Path, default=EXAMPLE_CONFIG)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--no-readme", action="store_true", help="leave the READMEs alone")
+    parser.add_argument(
+        "--table-only", action="store_true", help="re-render the READMEs from --out"
+    )
     args = parser.parse_args(argv)
+    if args.table_only:
+        update_readmes(json.loads(args.out.read_text(encoding="utf-8")))
+        print(f"rewrote the listing-tokens sections of {README} and {BENCH_README}")
+        return 0
     listings = anyio.run(collect, args.config, args.k, args.bm25_only)
     model = None if args.bm25_only else parse_config({"mcpServers": {}}).router.model
     result = report(listings, args.k, model)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(result, indent=2) + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    if not args.no_readme:
+        update_readmes(json.loads(text))
     mcp = result["tokens"]["mcp"]
     print(
         f"{result['tool_count']} tools of {len(listings.tools_per_server)} servers: "
@@ -157,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({mcp[f'router_k{args.k}_saved_percent']}% saved, "
         f"range {mcp[f'router_k{args.k}_min']}-{mcp[f'router_k{args.k}_max']})"
     )
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out}" + ("" if args.no_readme else f", {README}, {BENCH_README}"))
     return 0
 
 

@@ -305,7 +305,22 @@ def live_table(report: dict[str, Any]) -> str:
                 for f in FORMATS
             ]
         )
-    return _table(header, rows) + "\n\n" + _table(["listing", *FORMATS], listings)
+    return "\n\n".join(
+        (_table(header, rows), _table(["listing", *FORMATS], listings), LIVE_COLUMNS)
+    )
+
+
+LIVE_COLUMNS = (
+    'Both token columns count the same tools with the same encoding. "Router\'s form" is the '
+    "entries the router lists (qualified `server__tool` names, the fields it relays): a row is "
+    "one server's tools in one list, and the total is every tool in one list (less than the sum "
+    "of the rows by the list wrappers: one instead of one per server). That total is the "
+    '"everything listed" row, which the "saved" percentages are taken against. "Own '
+    "tools/list\" is each server's `tools/list` result as it sent it (fields the router does not "
+    "relay included), and its total is their sum: what a host connected to the servers directly "
+    "receives. `benchmarks/listing_tokens.py` measures the steps from one total to the other."
+)
+"""Under the live tables: what the two totals of every tool hold."""
 
 
 def _count(value: int | None) -> str:
