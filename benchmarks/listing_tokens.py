@@ -76,9 +76,11 @@ JsonObject = dict[str, Any]
 @dataclasses.dataclass(frozen=True)
 class Listings:
     catalog: tuple[ToolRecord, ...]
-    """Every tool as the router holds it (qualified names)."""
+    """Every tool as the router holds it (qualified names), servers in the config's order
+    as `mcp-router inspect` and the suite's live mode list them (the order moves a count by
+    a token or so at the joins between entries)."""
     own_lists: dict[str, tuple[JsonObject, ...]]
-    """Each server's own `tools/list` entries, as it sent them."""
+    """Each server's own `tools/list` entries, as it sent them, in the config's order."""
     default: tuple[ToolRecord, ...]
     routed: dict[str, tuple[ToolRecord, ...]]
     tools_per_server: dict[str, int]
@@ -110,15 +112,18 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
                     # tools/list with this query: pins, then the top k, then the meta-tools
                     top = [r.tool for r in await state.search(query, k) if r.tool not in pinned]
                     routed[query] = (*pinned, *top, *meta)
+            order = list(state.pool.upstreams)  # the config's order
             own_lists = {
                 name: tuple(
                     tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-                    for tool in upstream.listing.tools
+                    for tool in state.pool.upstream(name).listing.tools
                 )
-                for name, upstream in sorted(state.pool.upstreams.items())
+                for name in order
             }
             return Listings(
-                catalog=snapshot.catalog.records,
+                catalog=tuple(
+                    sorted(snapshot.catalog.records, key=lambda r: order.index(r.server))
+                ),
                 own_lists=own_lists,
                 default=(*pinned, *meta),
                 routed=routed,
