@@ -84,6 +84,8 @@ class Listings:
     default: tuple[ToolRecord, ...]
     routed: dict[str, tuple[ToolRecord, ...]]
     tools_per_server: dict[str, int]
+    server_info: dict[str, JsonObject]
+    """What each server said it is, and the protocol revision it was opened with."""
 
     @property
     def direct(self) -> tuple[ToolRecord, ...]:
@@ -128,6 +130,14 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
                 default=(*pinned, *meta),
                 routed=routed,
                 tools_per_server={s: len(state.index.tools_of(s)) for s in sorted(statuses)},
+                server_info={
+                    name: {
+                        "name": status.server_name,
+                        "version": status.server_version,
+                        "protocol": status.protocol_version,
+                    }
+                    for name, status in state.pool.statuses().items()
+                },
             )
 
 
@@ -207,6 +217,7 @@ def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
             "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         },
         "servers": listings.tools_per_server,
+        "server_info": listings.server_info,
         "tool_count": len(listings.catalog),
         "listed": {
             "router_default": [r.qualified_name for r in listings.default],
@@ -233,7 +244,8 @@ def summary(result: Mapping[str, Any]) -> str:
     k = result["k"]
     mcp = result["tokens"]["mcp"]
     return (
-        f"On the {len(result['servers'])} example servers ({result['tool_count']} tools), "
+        f"On the example servers of `examples/servers.json` ({len(result['servers'])} servers, "
+        f"{result['tool_count']} tools), "
         f"listing every tool directly costs a host {_n(mcp['direct_all_tools'])} tokens; the "
         f"router's default listing costs {_n(mcp['router_default'])} "
         f"({mcp['router_default_saved_percent']:.1f}% less), and a query-scoped top {k} with "
@@ -252,12 +264,16 @@ def markdown(result: Mapping[str, Any]) -> str:
     tokens = result["tokens"]
     formats = list(tokens)
     machine = result["machine"]
-    servers = ", ".join(f"{name} {count}" for name, count in result["servers"].items())
+    servers = "; ".join(
+        f"{name}: {info['name']} {info['version']}, {result['servers'][name]} tools, "
+        f"protocol {info['protocol']}"
+        for name, info in result["server_info"].items()
+    )
     lines = [
         f"Run `python -m benchmarks.listing_tokens` at commit `{result['commit']}` on "
         f"{machine['platform']}, {machine['cpus']} CPUs (load average "
         f"{machine['load_average_1m_at_end']} at the end); model `{result['model']}`, "
-        f"k = {k}, {result['encoding']}. Tools per server: {servers}.",
+        f"k = {k}, {result['encoding']}. Servers: {servers}.",
         "",
         "| listing | tools | " + " | ".join(formats) + " |",
         "|---|---|" + "---|" * len(formats),
