@@ -235,8 +235,12 @@ def _n(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def _tools(count: int) -> str:
+    return f"{count} tool" if count == 1 else f"{count} tools"
+
+
 def _fields(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"`{key}` on {count} tools" for key, count in counts.items()) or "none"
+    return ", ".join(f"`{key}` on {_tools(count)}" for key, count in counts.items()) or "none"
 
 
 def summary(result: Mapping[str, Any]) -> str:
@@ -265,8 +269,8 @@ def markdown(result: Mapping[str, Any]) -> str:
     formats = list(tokens)
     machine = result["machine"]
     servers = "; ".join(
-        f"{name}: {info['name']} {info['version']}, {result['servers'][name]} tools, "
-        f"protocol {info['protocol']}"
+        f"{name}: {info['name']} {info['version']} (protocol {info['protocol']}), "
+        f"{_tools(result['servers'][name])}"
         for name, info in result["server_info"].items()
     )
     lines = [
