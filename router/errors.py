@@ -6,12 +6,21 @@
   x DataError          (a catalog or query file that cannot be read)
   x UpstreamError      (carries the upstream id)
     + UpstreamUnavailable / UpstreamTimeout / UpstreamProtocolError
-  x ToolNotFound       (-> JSON-RPC invalid params)
+  x InvalidParams      (a request's parameters name nothing or break a schema)
+    + ToolNotFound     (with suggestions)
+    + ArgumentsInvalid (router.validation; with every problem)
+  x StillStarting      (nothing indexed yet to answer from)
+  x HttpRefusal        (the HTTP front refuses a request before reading it)
   x EmbeddingError     (model missing or unloadable)
 ```
+
+`router.server.errors` is the one place these become JSON-RPC errors, `isError` tool
+results and HTTP statuses, for every surface.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class RouterError(Exception):
@@ -30,14 +39,41 @@ class EmbeddingError(RouterError):
     """The embedding model cannot be found or loaded."""
 
 
-class ToolNotFound(RouterError):
+class InvalidParams(RouterError):
+    """A request's parameters are wrong: a missing field, or a name that resolves to nothing.
+
+    `data` travels to the client as the JSON-RPC error's `data`.
+    """
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.data = data
+
+
+class ToolNotFound(InvalidParams):
     """A tool name resolves to no tool in the catalog."""
 
     def __init__(self, name: str, suggestions: tuple[str, ...] = ()) -> None:
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown tool {name!r}{hint}")
+        super().__init__(
+            f"unknown tool {name!r}{hint}",
+            {"suggestions": list(suggestions)} if suggestions else None,
+        )
         self.name = name
         self.suggestions = suggestions
+
+
+class StillStarting(RouterError):
+    """Nothing is indexed yet: the upstreams are still connecting."""
+
+
+class HttpRefusal(RouterError):
+    """The HTTP front refuses a request (Host, Origin, token, body size, wrong method)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
 
 
 class UpstreamError(RouterError):

@@ -19,16 +19,22 @@ names it; `pyproject.toml` pins the tested minor release for the same reason.
    object that lives exactly that long, and there is no public accessor from a
    `ServerRequestContext` (the newer `Context` has `.connection`; the lowlevel handlers
    receive `ServerRequestContext`).
+4. `StreamableHTTPSessionManager._server_instances`: the manager's table of open sessions
+   (it admits, refuses at `max_sessions` and discards by it). `/healthz` reports how many
+   MCP sessions are open, and the manager has no public count.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.client._transport import TransportStreams
-from mcp.server.connection import Connection
-from mcp.server.session import ServerSession
 from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+if TYPE_CHECKING:  # the server side's modules load where they are used, not with the client's
+    from mcp.server.connection import Connection
+    from mcp.server.session import ServerSession
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = [
     "LAST_CONTEXT",
@@ -38,6 +44,7 @@ __all__ = [
     "WriteStream",
     "connection_of",
     "last_context_of",
+    "open_session_count",
 ]
 
 LAST_CONTEXT = "last_context"
@@ -66,6 +73,8 @@ def connection_of(session: ServerSession) -> Connection:
     No fallback: keying per-client state by the per-request session would make dynamic
     mode forget every client's tools after each request, silently.
     """
+    from mcp.server.connection import Connection
+
     try:
         connection = session._connection
     except AttributeError:
@@ -78,3 +87,14 @@ def connection_of(session: ServerSession) -> Connection:
             "dynamic mode keeps each client's tools by it",
         )
     return connection
+
+
+def open_session_count(manager: StreamableHTTPSessionManager) -> int:
+    """How many streamable-HTTP sessions `manager` holds open now."""
+    try:
+        sessions = manager._server_instances
+    except AttributeError:
+        raise SdkInternalMissing(
+            "StreamableHTTPSessionManager._server_instances", "/healthz counts open sessions by it"
+        ) from None
+    return len(sessions)

@@ -17,7 +17,7 @@ from mcp.client import Client
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.memory import create_context_streams
+from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from router import sdk_internals
@@ -107,3 +107,10 @@ def test_connection_of_fails_loudly_without_the_private_attribute() -> None:
 
     with pytest.raises(sdk_internals.SdkInternalMissing, match=r"ServerSession\._connection"):
         sdk_internals.connection_of(NoConnection())  # type: ignore[arg-type]
+
+
+def test_open_session_count_reads_the_session_managers_table() -> None:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    manager = StreamableHTTPSessionManager(Server("probe"))
+    assert sdk_internals.open_session_count(manager) == 0  # counting live ones: test_http_front

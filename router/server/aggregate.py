@@ -16,9 +16,8 @@ from urllib.parse import quote, unquote
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
 
+from router.errors import InvalidParams
 from router.naming import qualify
 from router.server.state import RouterState
 from router.upstream import Upstream
@@ -96,7 +95,7 @@ async def read_resource(
     if owner is None:
         owner = next((s for pattern, s in routes.template_owner if pattern.match(uri)), None)
     if owner is None:
-        raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}")
+        raise InvalidParams(f"unknown resource {uri!r}")  # -32602, as SEP-2164 settled
     return await pool.read_resource(owner, upstream_uri)
 
 
@@ -110,6 +109,6 @@ async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> type
     pool = ctx.lifespan_context.pool
     owner = _routes(pool.upstreams).prompt_owner.get(params.name)
     if owner is None:
-        raise MCPError(INVALID_PARAMS, f"unknown prompt {params.name!r}")
+        raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
     return await pool.get_prompt(server, name, params.arguments)

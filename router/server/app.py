@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -12,8 +12,6 @@ import anyio
 import anyio.to_thread
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR
 
 from router import __version__
 from router.catalog import ToolSpec
@@ -21,8 +19,9 @@ from router.changes import Changes
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.errors import EmbeddingError, UpstreamError
+from router.errors import EmbeddingError
 from router.server import aggregate, tools
+from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
 from router.server.state import RouterState
 from router.upstream import UpstreamPool
@@ -107,20 +106,6 @@ def _import_request_modules() -> None:
     import router.retrieval.retriever  # noqa: F401
 
 
-def _upstream_errors_as_mcp(
-    handler: Callable[[Any, _P], Awaitable[_R]],
-) -> Callable[[Any, _P], Awaitable[_R]]:
-    """Resources and prompts: an upstream failure becomes a JSON-RPC error that names it."""
-
-    async def wrapped(ctx: Any, params: _P) -> _R:
-        try:
-            return await handler(ctx, params)
-        except UpstreamError as exc:
-            raise MCPError(INTERNAL_ERROR, str(exc)) from None
-
-    return wrapped
-
-
 class RouterServer(Server[RouterState]):
     """The SDK server with the router's capabilities as the handshake default: the streamable
     HTTP session manager builds the `initialize` answer without asking for options."""
@@ -163,9 +148,9 @@ def build_server(
         on_call_tool=tools.call_tool,
         on_list_resources=aggregate.list_resources,
         on_list_resource_templates=aggregate.list_resource_templates,
-        on_read_resource=_upstream_errors_as_mcp(aggregate.read_resource),
+        on_read_resource=errors_as_mcp(aggregate.read_resource),
         on_list_prompts=aggregate.list_prompts,
-        on_get_prompt=_upstream_errors_as_mcp(aggregate.get_prompt),
+        on_get_prompt=errors_as_mcp(aggregate.get_prompt),
     )
     # Dynamic mode announces each session's new tools with `notifications/tools/list_changed`.
     server.notification_options = NotificationOptions(tools_changed=config.router.mode == "dynamic")

@@ -17,18 +17,17 @@ from typing import Any
 import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
-from router.errors import ToolNotFound, UpstreamError
+from router.errors import InvalidParams, UpstreamError
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.rendering import structured_results, text_results
 from router.sdk_internals import connection_of
+from router.server.errors import errors_as_mcp, tool_error_result
 from router.server.state import RouterState
-from router.validation import ArgumentsInvalid, validate_arguments
+from router.validation import validate_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +48,9 @@ def _listing_query(ctx: Context) -> tuple[str | None, int | None]:
     query = params.get("query", meta.get(QUERY_META_KEY))
     k = params.get("k", meta.get(K_META_KEY))
     if query is not None and (not isinstance(query, str) or not query.strip()):
-        raise MCPError(INVALID_PARAMS, "tools/list: 'query' must be a non-empty string")
+        raise InvalidParams("tools/list: 'query' must be a non-empty string")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
-        raise MCPError(INVALID_PARAMS, f"tools/list: 'k' must be an integer from 1 to {MAX_K}")
+        raise InvalidParams(f"tools/list: 'k' must be an integer from 1 to {MAX_K}")
     return query, k
 
 
@@ -64,6 +63,7 @@ def _connection(ctx: Context) -> Connection:
     return connection_of(ctx.session)
 
 
+@errors_as_mcp
 async def list_tools(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
@@ -84,6 +84,7 @@ async def list_tools(
     return types.ListToolsResult(tools=tools)
 
 
+@errors_as_mcp
 async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
     state = ctx.lifespan_context
     arguments = dict(params.arguments or {})
@@ -92,10 +93,10 @@ async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.
     if params.name == CALL_TOOL:
         name = arguments.get("name")
         if not isinstance(name, str) or not name:
-            raise MCPError(INVALID_PARAMS, "call_tool: missing required field 'name'")
+            raise InvalidParams("call_tool: missing required field 'name'")
         inner = arguments.get("arguments", {})
         if not isinstance(inner, Mapping):
-            raise MCPError(INVALID_PARAMS, "call_tool: field 'arguments' must be an object")
+            raise InvalidParams("call_tool: field 'arguments' must be an object")
         return await forward(ctx, state, name, dict(inner))
     return await forward(ctx, state, params.name, arguments)
 
@@ -106,9 +107,9 @@ async def _search_tools(
     query = arguments.get("query")
     k = arguments.get("k")
     if not isinstance(query, str) or not query.strip():
-        raise MCPError(INVALID_PARAMS, "search_tools: missing required field 'query'")
+        raise InvalidParams("search_tools: missing required field 'query'")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
-        raise MCPError(INVALID_PARAMS, f"search_tools: field 'k' must be an integer 1..{MAX_K}")
+        raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
     results = await state.search(query, k)
     coverage = state.coverage()
     if state.mode == "dynamic" and not _is_modern(ctx):
@@ -125,14 +126,12 @@ async def _search_tools(
 async def forward(
     ctx: Context, state: RouterState, name: str, arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    """Validate and forward a call to the upstream that owns `name`; results pass unchanged."""
-    try:
-        record = await state.resolve_when_ready(name)
-        validate_arguments(record.qualified_name, record.input_schema, arguments)
-    except ToolNotFound as exc:
-        raise MCPError(INVALID_PARAMS, str(exc), {"suggestions": list(exc.suggestions)}) from None
-    except ArgumentsInvalid as exc:
-        raise MCPError(INVALID_PARAMS, str(exc), {"problems": exc.problems}) from None
+    """Validate and forward a call to the upstream that owns `name`; results pass unchanged.
+
+    An unknown tool or bad arguments raise `InvalidParams` (a JSON-RPC error); a failing
+    upstream gives an `isError` result (see `router.server.errors`)."""
+    record = await state.resolve_when_ready(name)
+    validate_arguments(record.qualified_name, record.input_schema, arguments)
     try:
         return await state.pool.call_tool(
             record.server,
@@ -143,18 +142,11 @@ async def forward(
             progress_callback=ctx.session.report_progress if _wants_progress(ctx) else None,
         )
     except UpstreamError as exc:
-        # The model can read this and try another tool; the host's JSON-RPC layer stays calm.
         logger.warning("call to %s failed: %s", record.qualified_name, exc)
-        return _error_result(str(exc))
-    except ToolNotFound as exc:
-        raise MCPError(INVALID_PARAMS, str(exc)) from None
+        return tool_error_result(exc)
 
 
 def _wants_progress(ctx: Context) -> bool:
     """Whether the host's request carries a progress token (`_meta.progressToken`)."""
     meta: Mapping[str, Any] = ctx.meta or {}
     return meta.get("progress_token", meta.get("progressToken")) is not None
-
-
-def _error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from router import __version__
 from router.config import RouterConfig
 from router.embedding.base import Embedder
+from router.errors import RouterError
 from router.server.app import build_server, router_state
 from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
@@ -67,11 +68,18 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
     bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
     app.include_router(api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
+    app.add_exception_handler(RouterError, _router_error)
     app.add_exception_handler(Exception, _internal_error)
     app.add_middleware(GuardMiddleware, policy=policy)
     return app
 
 
+async def _router_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RouterError)
+    logger.warning("%s %s failed: %s", request.method, request.url.path, exc)
+    return error_response(exc, mcp=is_mcp_path(request.url.path))
+
+
 async def _internal_error(request: Request, exc: Exception) -> Response:
     logger.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
-    return error_response(500, "internal error", mcp=is_mcp_path(request.url.path))
+    return error_response(RouterError("internal error"), mcp=is_mcp_path(request.url.path))

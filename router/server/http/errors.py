@@ -1,9 +1,8 @@
 """Error responses of the HTTP front: JSON everywhere, JSON-RPC on the MCP endpoints.
 
-A REST client gets `{"detail": message}` (FastAPI's shape). An MCP client gets a JSON-RPC
-error response with `id: null` (the request was not read, so its id is unknown) and the
-same HTTP status: -32700 for a body that does not parse, -32603 for a server fault and
--32600 (invalid request) for every other refusal.
+The status, code and body come from `router.server.errors`, the mapping every surface
+shares: a REST client gets `{"detail": message}` (FastAPI's shape), an MCP client a JSON-RPC
+error response with `id: null` (the request was not read, so its id is unknown).
 """
 
 from __future__ import annotations
@@ -11,10 +10,12 @@ from __future__ import annotations
 import json
 from http import HTTPStatus
 
-import mcp_types as types
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from router.errors import HttpRefusal, RouterError
+from router.server.errors import http_body, http_status
 
 MCP_PATHS = ("/mcp", "/sse", "/messages")
 
@@ -23,24 +24,12 @@ def is_mcp_path(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in MCP_PATHS)
 
 
-def jsonrpc_code(status: int, message: str) -> int:
-    if status >= 500:
-        return types.INTERNAL_ERROR
-    if "parse" in message.lower():
-        return types.PARSE_ERROR
-    return types.INVALID_REQUEST
-
-
-def error_response(
-    status: int, message: str, *, mcp: bool, headers: dict[str, str] | None = None
-) -> Response:
-    """The refusal for one request, shaped for the endpoint it was sent to."""
-    if mcp:
-        error = {"code": jsonrpc_code(status, message), "message": message}
-        body: object = {"jsonrpc": "2.0", "id": None, "error": error}
-    else:
-        body = {"detail": message}
-    return JSONResponse(body, status_code=status, headers=headers)
+def error_response(error: RouterError, *, mcp: bool) -> Response:
+    """The answer to one failed request, shaped for the endpoint it was sent to."""
+    headers = error.headers if isinstance(error, HttpRefusal) else None
+    return JSONResponse(
+        http_body(error, jsonrpc=mcp), status_code=http_status(error), headers=headers
+    )
 
 
 class JsonRpcErrors:
@@ -67,8 +56,7 @@ class JsonRpcErrors:
                     return
                 status = held["status"]
                 text = body.decode(errors="replace").strip() or HTTPStatus(status).phrase
-                error = {"code": jsonrpc_code(status, text), "message": text}
-                payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+                payload = json.dumps(http_body(HttpRefusal(status, text), jsonrpc=True)).encode()
                 await send(_start(held, payload))
                 await send({"type": "http.response.body", "body": payload})
                 return

@@ -5,6 +5,14 @@ Checks run cheapest first and before the body is read, so an unauthenticated cli
 make the router buffer a large body: Host (421), Origin (403), token (401), then the body
 size (413: a declared `Content-Length` over the limit at once, a streamed body once it
 passes the limit). The body is then replayed to the app.
+
+Why not the SDK's own checks (`mcp.server.transport_security`): its `TransportSecurityMiddleware`
+and `RequestBodyLimitMiddleware` sit inside the MCP transports only, so the REST API and
+`/healthz` would go unguarded; its Host/Origin matching knows exact values and `name:*` but
+not `*`, so `allowed_hosts: ["*"]` could not be said; it checks no bearer token; and it
+answers in plain text, where our clients get JSON (JSON-RPC on the MCP endpoints) naming the
+setting to change. The transports still get the same body limit (`McpEndpoints`), so a
+request that reached them some other way is bounded too.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from collections import deque
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from router.errors import HttpRefusal
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.security import SecurityPolicy
 
@@ -47,7 +56,9 @@ class GuardMiddleware:
         status, message = refusal
         logger.warning("refused %s %s (%d): %s", scope["method"], scope["path"], status, message)
         extra = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        response = error_response(status, message, mcp=is_mcp_path(scope["path"]), headers=extra)
+        response = error_response(
+            HttpRefusal(status, message, extra), mcp=is_mcp_path(scope["path"])
+        )
         await response(scope, receive, send)
 
     def _refusal(self, headers: Headers) -> tuple[int, str] | None:

@@ -16,6 +16,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from router.errors import HttpRefusal
+from router.sdk_internals import open_session_count
 from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.state import RouterState
 
@@ -27,6 +29,9 @@ class McpEndpoints:
 
     def __init__(self, server: Server[RouterState], max_body_bytes: int) -> None:
         self.server = server
+        self._sse_sessions = 0
+        # No SDK Host/Origin checks: GuardMiddleware has applied ours to every endpoint
+        # (its docstring says why ours); the body limit is kept here as a second bound.
         self.manager = StreamableHTTPSessionManager(
             server, security_settings=None, max_request_body_size=max_body_bytes
         )
@@ -38,18 +43,30 @@ class McpEndpoints:
         """The session manager's task group: sessions live in it; leaving it ends them."""
         return self.manager.run()
 
+    @property
+    def open_sessions(self) -> int:
+        """MCP sessions open now. Streamable HTTP: those the SDK's session manager holds, from
+        the `initialize` that opens one until the client's DELETE, the idle timeout or the
+        end of the front closes it (2026-07-28 clients are sessionless: each request stands
+        alone). Legacy SSE: the open `/sse` streams."""
+        return open_session_count(self.manager) + self._sse_sessions
+
     async def streamable_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.manager.handle_request(scope, receive, send)
 
     async def sse_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "GET":
-            response = error_response(405, "use GET to open the SSE stream", mcp=True)
+            response = error_response(HttpRefusal(405, "use GET to open the SSE stream"), mcp=True)
             await response(scope, receive, send)
             return
         async with self.sse.connect_sse(scope, receive, send) as (read_stream, write_stream):
-            await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
-            )
+            self._sse_sessions += 1
+            try:
+                await self.server.run(
+                    read_stream, write_stream, self.server.create_initialization_options()
+                )
+            finally:
+                self._sse_sessions -= 1
 
     async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.sse.handle_post_message(scope, receive, send)

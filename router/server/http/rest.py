@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 import anyio.to_thread
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from router.accounting.formats import ToolFormat
+from router.errors import StillStarting
 from router.server.http.mcp_endpoints import McpEndpoints
 from router.server.http.rest_models import (
     ErrorBody,
@@ -77,7 +78,7 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     state = front["router"]
     await state.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
-        raise HTTPException(503, "no tools indexed yet: the upstreams are still connecting")
+        raise StillStarting("no tools indexed yet: the upstreams are still connecting")
     snapshot, pending = state.snapshot, state.pending_upstreams()
 
     def run() -> RouteResponse:
@@ -105,7 +106,7 @@ async def list_catalog(
 async def healthz(request: Request, response: Response) -> Health:
     """200 once a search runs at full speed (the model loaded, every upstream tried, the
     healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
-    not here."""
+    not here. `sessions` counts the MCP sessions open now."""
     front = _front(request)
     state = front["router"]
     ready = front["readiness"].check(state)
@@ -118,4 +119,5 @@ async def healthz(request: Request, response: Response) -> Health:
         upstreams=len(statuses),
         healthy_upstreams=sum(s.healthy for s in statuses),
         pending=state.pending_upstreams(),
+        sessions=front["mcp"].open_sessions,
     )

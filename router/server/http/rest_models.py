@@ -121,6 +121,11 @@ class Health(BaseModel):
     upstreams: int
     healthy_upstreams: int
     pending: list[str]
+    sessions: int = Field(
+        description="MCP sessions open now: streamable-HTTP sessions (from the `initialize` "
+        "that opens one until the client's DELETE, the idle timeout or shutdown closes it) "
+        "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)"
+    )
 
 
 class ErrorBody(BaseModel):
