@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from router.accounting.formats import ToolFormat, serialise
 from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.config import RouterConfig
-from router.injection import Flag, scan_tools
+from router.injection import scan_tools
 from router.meta_tools import meta_tool_records
 from router.tool_patterns import resolve_pins
 from router.upstream.state import UpstreamStatus
@@ -37,27 +39,40 @@ class PoolSnapshot:
     """Each upstream's `tools/list` entries as JSON (by alias, no nulls)."""
 
 
-@dataclass(frozen=True, slots=True)
-class UpstreamReport:
+class _Report(BaseModel):
+    """The report's parts: frozen, and laid out as the `--json` object they dump to
+    (`model_dump(mode="json")`; the shape is documented in `router.commands.inspect`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class ServerInfo(_Report):
+    """What the upstream called itself at initialisation."""
+
+    name: str | None
+    version: str | None
+
+
+class UpstreamReport(_Report):
     name: str
     state: str
     """healthy | unhealthy | connecting | disabled."""
     transport: str
     protocol_version: str | None
-    server_name: str | None
-    server_version: str | None
-    tool_count: int
+    server: ServerInfo
+    tools: int
     tokens: int | None
     """Its tools in catalog form, as one MCP `tools/list`; None when it never listed."""
     direct_tokens: int | None
     """Its own `tools/list` result as it sent it; None when it never listed."""
-    connect_seconds: float | None
+    connect_seconds: Annotated[
+        float | None, PlainSerializer(lambda s: round(s, 3), when_used="unless-none")
+    ]
     attempts: int
     last_error: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
+class Listing(_Report):
     """A tool list the host could be sent, priced in every format."""
 
     label: str
@@ -68,46 +83,50 @@ class Listing:
     saved_percent_direct: float | None = None
     """MCP tokens against the upstreams' direct listings together."""
     approximate: bool = False
-    names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class InspectReport:
+class NamedListing(Listing):
+    """A listing of known tools (the default one: pins and meta-tools), with their names."""
+
+    names: tuple[str, ...]
+
+
+class Listings(_Report):
+    full: Listing
+    default: NamedListing
+    typical_k: Listing
+
+
+class Totals(_Report):
+    upstreams: int
+    healthy: int
+    tools: int
+    tokens: dict[str, int]
+    direct_tokens: int
+    """What a host pays listing every upstream directly: one `tools/list` each."""
+
+
+class FlagReport(_Report):
+    """An `injection.Flag`, read from its attributes; its qualified name is `name` here."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    server: str
+    tool: str | None
+    name: str | None = Field(validation_alias="qualified_name")
+    field: str
+    rule: str
+    excerpt: str
+
+
+class InspectReport(_Report):
     config: str | None
     encoding: str
     k: int
     upstreams: tuple[UpstreamReport, ...]
-    full: Listing
-    default: Listing
-    typical: Listing
-    flags: tuple[Flag, ...]
-
-    @property
-    def direct_tokens(self) -> int:
-        """What a host pays listing every upstream directly: one `tools/list` each."""
-        return sum(u.direct_tokens or 0 for u in self.upstreams)
-
-    def to_json(self) -> dict[str, Any]:
-        """The `--json` object; its shape is documented in `router.commands.inspect`."""
-        return {
-            "config": self.config,
-            "encoding": self.encoding,
-            "k": self.k,
-            "upstreams": [_upstream_json(u) for u in self.upstreams],
-            "totals": {
-                "upstreams": len(self.upstreams),
-                "healthy": sum(u.state == "healthy" for u in self.upstreams),
-                "tools": self.full.tools,
-                "tokens": self.full.tokens,
-                "direct_tokens": self.direct_tokens,
-            },
-            "listings": {
-                "full": _listing_json(self.full),
-                "default": _listing_json(self.default),
-                "typical_k": _listing_json(self.typical),
-            },
-            "warnings": [_flag_json(f) for f in self.flags],
-        }
+    totals: Totals
+    listings: Listings
+    warnings: tuple[FlagReport, ...]
 
 
 def build_report(
@@ -143,10 +162,19 @@ def build_report(
         encoding=counter.encoding_name,
         k=k,
         upstreams=upstreams,
-        full=full,
-        default=default,
-        typical=_typical(records, [*pinned, *meta], k, full, direct, counter),
-        flags=tuple(scan_tools(records)),
+        totals=Totals(
+            upstreams=len(upstreams),
+            healthy=sum(u.state == "healthy" for u in upstreams),
+            tools=full.tools,
+            tokens=full.tokens,
+            direct_tokens=direct,
+        ),
+        listings=Listings(
+            full=full,
+            default=default,
+            typical_k=_typical(records, [*pinned, *meta], k, full, direct, counter),
+        ),
+        warnings=tuple(FlagReport.model_validate(flag) for flag in scan_tools(records)),
     )
 
 
@@ -164,9 +192,8 @@ def _upstream(
             state=DISABLED,
             transport=transport_name(config.servers[name]),
             protocol_version=None,
-            server_name=None,
-            server_version=None,
-            tool_count=0,
+            server=ServerInfo(name=None, version=None),
+            tools=0,
             tokens=None,
             direct_tokens=None,
             connect_seconds=None,
@@ -179,9 +206,8 @@ def _upstream(
         state=status.state.value,
         transport=status.transport,
         protocol_version=status.protocol_version,
-        server_name=status.server_name,
-        server_version=status.server_version,
-        tool_count=len(records),
+        server=ServerInfo(name=status.server_name, version=status.server_version),
+        tools=len(records),
         tokens=counter.count_tools(records, ToolFormat.MCP) if listed else None,
         direct_tokens=_direct_tokens(pool.listed.get(name, ()), counter) if listed else None,
         connect_seconds=status.connect_seconds,
@@ -197,26 +223,26 @@ def _direct_tokens(listed: tuple[dict[str, Any], ...], counter: TokenCounter) ->
 def _full_listing(records: tuple[ToolRecord, ...], direct: int, counter: TokenCounter) -> Listing:
     tokens = {fmt.value: counter.count_tools(records, fmt) for fmt in ToolFormat}
     return Listing(
-        f"all {len(records)} tools",
-        len(records),
-        tokens,
-        dict.fromkeys(tokens, 0.0 if records else None),
+        label=f"all {len(records)} tools",
+        tools=len(records),
+        tokens=tokens,
+        saved_percent=dict.fromkeys(tokens, 0.0 if records else None),
         # Below zero only if the router's entries outweigh the upstreams' own (rare: the
         # qualified names are longer, but outputSchema is not relisted).
-        _percent_saved(tokens[ToolFormat.MCP.value], direct),
+        saved_percent_direct=_percent_saved(tokens[ToolFormat.MCP.value], direct),
     )
 
 
 def _listing(
     label: str, tools: list[ToolRecord], full: Listing, direct: int, counter: TokenCounter
-) -> Listing:
+) -> NamedListing:
     tokens = {fmt.value: counter.count_tools(tools, fmt) for fmt in ToolFormat}
-    return Listing(
-        label,
-        len(tools),
-        tokens,
-        _saved(tokens, full),
-        _percent_saved(tokens[ToolFormat.MCP.value], direct),
+    return NamedListing(
+        label=label,
+        tools=len(tools),
+        tokens=tokens,
+        saved_percent=_saved(tokens, full),
+        saved_percent_direct=_percent_saved(tokens[ToolFormat.MCP.value], direct),
         names=tuple(t.qualified_name for t in tools),
     )
 
@@ -237,11 +263,11 @@ def _typical(
         mean = counter.estimate_tools(records, fmt) / len(records) if records else 0.0
         tokens[fmt.value] = counter.count_tools(always, fmt) + round(mean * picked)
     return Listing(
-        f"typical k={k} listing (mean tool size)",
-        len(always) + picked,
-        tokens,
-        _saved(tokens, full),
-        _percent_saved(tokens[ToolFormat.MCP.value], direct),
+        label=f"typical k={k} listing (mean tool size)",
+        tools=len(always) + picked,
+        tokens=tokens,
+        saved_percent=_saved(tokens, full),
+        saved_percent_direct=_percent_saved(tokens[ToolFormat.MCP.value], direct),
         approximate=True,
     )
 
@@ -255,44 +281,3 @@ def _saved(tokens: Mapping[str, int], full: Listing) -> dict[str, float | None]:
 
 def _percent_saved(count: int, against: int) -> float | None:
     return round(100.0 * (1 - count / against), 1) if against else None
-
-
-def _upstream_json(u: UpstreamReport) -> dict[str, Any]:
-    return {
-        "name": u.name,
-        "state": u.state,
-        "transport": u.transport,
-        "protocol_version": u.protocol_version,
-        "server": {"name": u.server_name, "version": u.server_version},
-        "tools": u.tool_count,
-        "tokens": u.tokens,
-        "direct_tokens": u.direct_tokens,
-        "connect_seconds": None if u.connect_seconds is None else round(u.connect_seconds, 3),
-        "attempts": u.attempts,
-        "last_error": u.last_error,
-    }
-
-
-def _listing_json(listing: Listing) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "label": listing.label,
-        "tools": listing.tools,
-        "tokens": listing.tokens,
-        "saved_percent": listing.saved_percent,
-        "saved_percent_direct": listing.saved_percent_direct,
-        "approximate": listing.approximate,
-    }
-    if listing.names:
-        out["names"] = list(listing.names)
-    return out
-
-
-def _flag_json(flag: Flag) -> dict[str, Any]:
-    return {
-        "server": flag.server,
-        "tool": flag.tool,
-        "name": flag.qualified_name,
-        "field": flag.field,
-        "rule": flag.rule,
-        "excerpt": flag.excerpt,
-    }

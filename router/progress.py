@@ -1,35 +1,74 @@
-"""Progress on stderr for long steps (indexing, evaluation); stdout stays clean."""
+"""Progress bars for long steps (indexing, evaluation, the benchmark suite), drawn by rich
+on stderr: stdout carries only results (and, in stdio mode, JSON-RPC).
+
+rich loads when a bar is made, so importing the CLI or serving never loads it. On a
+terminal a bar redraws in place; anywhere else (a pipe, a log file) rich draws nothing
+while it runs and prints its final state once when it stops: a log gets one line, not a
+stream of carriage-return frames.
+"""
 
 from __future__ import annotations
 
 import sys
-import time
-from typing import TextIO
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
-class StderrProgress:
-    """A one-line counter on a terminal; on a pipe, a line at every tenth of the way."""
+def stderr_progress(*, disable: bool = False) -> Progress:
+    """A rich `Progress` on stderr: label, bar, percentage, count, elapsed time, ETA."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    def __init__(self, label: str, stream: TextIO | None = None) -> None:
-        self._label = label
-        self._stream = stream or sys.stderr
-        self._tty = self._stream.isatty()
-        self._started = time.perf_counter()
-        self._last_tenth = -1
+    # A terminal is what isatty says: FORCE_COLOR in a CI job must not turn a log into
+    # redraws (rich would take it for a terminal).
+    console = Console(stderr=True, force_terminal=sys.stderr.isatty())
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        redirect_stdout=False,  # rich would send print() to its console, i.e. stderr
+        disable=disable,
+    )
 
-    def __call__(self, done: int, total: int) -> None:
-        if total <= 0:
-            return
-        elapsed = time.perf_counter() - self._started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        line = f"{self._label}: {done}/{total} ({100 * done // total}%, {rate:.0f}/s)"
-        if self._tty:
-            end = "\n" if done >= total else ""
-            self._stream.write(f"\r{line}{end}")
-            self._stream.flush()
-            return
-        tenth = 10 * done // total
-        if tenth != self._last_tenth or done >= total:
-            self._last_tenth = tenth
-            self._stream.write(line + "\n")
-            self._stream.flush()
+
+@contextmanager
+def progress_callback(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A `(done, total)` callback drawing one bar named `label`. The bar appears at the
+    first report (a step with nothing to do shows none) and ends when `done` reaches
+    `total`, or when the block exits (an error or Ctrl-C leaves the terminal sane)."""
+    progress = stderr_progress()
+    task: TaskID | None = None
+
+    def report(done: int, total: int) -> None:
+        nonlocal task
+        if task is None:
+            progress.start()
+            task = progress.add_task(label, total=total)
+        progress.update(task, completed=done, total=total)
+        if done >= total:
+            stop()
+
+    def stop() -> None:
+        if progress.live.is_started:  # rich's stop prints a blank line off a terminal
+            progress.stop()
+
+    try:
+        yield report
+    finally:
+        stop()

@@ -38,7 +38,7 @@ def run_live(
 ) -> dict[str, Any]:
     config = load_config(config_path)
     snapshot = anyio.run(collect, config, wait)
-    inspected = build_report(config, snapshot, counter, config.router.k).to_json()
+    inspected = build_report(config, snapshot, counter, config.router.k).model_dump(mode="json")
     order = [name for name in config.servers if name in snapshot.statuses]
     catalog = Catalog.from_specs(s for name in order for s in snapshot.tools.get(name, ()))
     pinned = resolve_pins(catalog, config.router.pin)

@@ -8,8 +8,9 @@ import logging
 import random
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.suite import catalogs, data, tokens
 from benchmarks.suite.catalogs import Context
@@ -17,12 +18,15 @@ from benchmarks.suite.fastmcp_peer import availability
 from benchmarks.suite.listtokens import ListTokens
 from benchmarks.suite.methods import embed_queries
 from benchmarks.suite.options import Options
-from benchmarks.suite.progress import ProgressBar
 from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
+from router.progress import stderr_progress
 from router.retrieval.retriever import Retriever
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def make_embedder(options: Options) -> Embedder | None:
@@ -74,17 +78,19 @@ def run(options: Options) -> dict[str, Any]:
     ]
     pool = data.load_pool(options.data) if sets and options.sizes else []
     work = sum(2 * len(s.sample) + len(s.scale_sample) * len(options.sizes) for s in sets)
-    bar = ProgressBar(work, enabled=options.progress)
-    results = [_run_set(s, pool, options, ctx, bar) for s in sets]
-    bar.set_stage("cold index build")
-    cold = cold_build(pool, options, embedder) if pool else None
-    live = None
-    if options.config is not None:
-        from benchmarks.suite.live import run_live
+    # One bar for the whole run on stderr (stdout carries only the table).
+    with stderr_progress(disable=not options.progress) as progress:
+        bar = Bar(progress, progress.add_task("", total=work))
+        results = [_run_set(s, pool, options, ctx, bar) for s in sets]
+        bar.stage("cold index build")
+        cold = cold_build(pool, options, embedder) if pool else None
+        live = None
+        if options.config is not None:
+            from benchmarks.suite.live import run_live
 
-        bar.set_stage("live upstreams")
-        live = run_live(options.config, options.live_wait, embedder, cache, counter, meta)
-    bar.close()
+            bar.stage("live upstreams")
+            live = run_live(options.config, options.live_wait, embedder, cache, counter, meta)
+        progress.update(bar.task, completed=work)
     return assemble(
         options=options,
         code=code,
@@ -98,23 +104,42 @@ def run(options: Options) -> dict[str, Any]:
     )
 
 
+class Bar:
+    """The run's one task in a rich `Progress`: `stage` names the step running, `advance`
+    counts the queries done."""
+
+    def __init__(self, progress: Progress, task: TaskID) -> None:
+        self.progress = progress
+        self.task = task
+        self.advance = partial(progress.advance, task)
+
+    def stage(self, name: str) -> None:
+        self.progress.update(self.task, description=name)
+        if not (self.progress.disable or self.progress.console.is_terminal):
+            # Off a terminal rich draws the bar only when it stops: a line per step
+            # tells a log where the run is.
+            task = self.progress.tasks[0]
+            line = f"{name} ({task.completed:.0f}/{task.total:.0f})"
+            self.progress.console.print(line, markup=False, highlight=False)
+
+
 def _run_set(
     query_set: data.QuerySet,
     pool: list[data.PoolTool],
     options: Options,
     ctx: Context,
-    bar: ProgressBar,
+    bar: Bar,
 ) -> dict[str, Any]:
-    bar.set_stage(f"{query_set.name}: index")
+    bar.stage(f"{query_set.name}: index")
     base = Catalog.from_specs(query_set.specs)
     retriever, cost = catalogs.build(base, ctx)
-    bar.set_stage(f"{query_set.name}: embedding queries")
+    bar.stage(f"{query_set.name}: embedding queries")
     texts = [q.text for q in query_set.sample]
     row_of = {q.id: i for i, q in enumerate(query_set.sample)}
     indices = [row_of[q.id] for q in query_set.scale_sample]
     timed = indices[: options.latency_queries]
     embedded = embed_queries(retriever, ctx.embedder, texts, timed, bar.advance)
-    bar.set_stage(f"{query_set.name}: queries")
+    bar.stage(f"{query_set.name}: queries")
     measured = catalogs.measure(
         base,
         retriever,
@@ -133,10 +158,10 @@ def _run_set(
     order = data.distractor_order(pool, dropped, options.seed) if pool else []
     scaled = []
     for size in options.sizes:
-        bar.set_stage(f"{query_set.name} +{size}: index")
+        bar.stage(f"{query_set.name} +{size}: index")
         catalog = Catalog.from_specs(data.scaled_specs(query_set, order, size))
         retriever, cost = catalogs.build(catalog, ctx)
-        bar.set_stage(f"{query_set.name} +{size}: queries")
+        bar.stage(f"{query_set.name} +{size}: queries")
         result = catalogs.measure(
             catalog, retriever, cost, query_set.scale_sample, indices, embedded, ctx, bar.advance
         )

@@ -13,7 +13,7 @@ from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
 from router.dataset import OnError, load_queries
-from router.progress import StderrProgress
+from router.progress import progress_callback
 from router.retrieval.types import SearchMode
 
 logger = logging.getLogger(__name__)
@@ -69,15 +69,16 @@ def run(args: argparse.Namespace) -> int:
     counter = TokenCounter()
     full_tokens = counter.count_tools(index.catalog.records, ToolFormat.MCP)
     group_by = group_field(queries, args.group_by)
-    results = evaluate(
-        index.retriever,
-        resolved,
-        modes,
-        k=args.k,
-        counter=counter,
-        group_by=group_by,
-        on_progress=StderrProgress("queries"),
-    )
+    with progress_callback("queries") as on_progress:
+        results = evaluate(
+            index.retriever,
+            resolved,
+            modes,
+            k=args.k,
+            counter=counter,
+            group_by=group_by,
+            on_progress=on_progress,
+        )
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "catalog": {

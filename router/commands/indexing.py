@@ -14,7 +14,7 @@ from router.catalog import Catalog
 from router.dataset import OnError, load_catalog
 from router.embedding.manifest import DEFAULT_MODEL
 from router.errors import DataError
-from router.progress import StderrProgress
+from router.progress import progress_callback
 from router.retrieval.types import SearchMode
 
 if TYPE_CHECKING:  # numpy and bm25s load when an index is built, not with the CLI
@@ -78,13 +78,10 @@ def build_index(args: argparse.Namespace, modes: list[SearchMode]) -> BuiltIndex
     embedder = load_embedder(args.model, args.cache_dir) if needs_model else None
     cache = None if args.no_cache else EmbeddingCache(args.cache_dir or default_cache_dir())
     started = time.perf_counter()
-    retriever, stats = Retriever.build(
-        catalog,
-        embedder,
-        cache,
-        on_progress=StderrProgress("embedding tools"),
-        decompose=args.decompose,
-    )
+    with progress_callback("embedding tools") as on_progress:
+        retriever, stats = Retriever.build(
+            catalog, embedder, cache, on_progress=on_progress, decompose=args.decompose
+        )
     seconds = time.perf_counter() - started
     if embedder is not None:
         print(

