@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
-"""Seconds from spawn to a listed tool set; a cold `npx` alone takes 10-12 s."""
+"""Seconds from spawn to a listed tool set; a cold `npx` spends much of it downloading."""
 DEFAULT_CALL_TIMEOUT = 120.0
 DEFAULT_PING_INTERVAL = 15.0
 """Seconds between liveness pings of a remote upstream: an idle streamable-HTTP connection

@@ -1,4 +1,5 @@
-"""Reading the dataset format (`catalog.jsonl`, `queries.jsonl`; ARCHITECTURE.md section 4).
+"""Reading the dataset format: `catalog.jsonl` and `queries.jsonl`, described in
+docs/architecture.md#datasets-and-metrics.
 
 A malformed line is a `LineProblem` with its file and line number. The caller chooses:
 skip it and go on (the problems are returned), or stop at the first (a `DataError`).

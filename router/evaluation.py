@@ -1,4 +1,4 @@
-"""Retrieval quality over a query set (metrics as in ARCHITECTURE.md section 4).
+"""Retrieval quality over a query set (docs/architecture.md#datasets-and-metrics).
 
 - Recall@k: mean over queries of the fraction of gold groups with a member in the top k.
 - all-hit@k: share of queries whose every group has a member in the top k.

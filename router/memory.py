@@ -3,7 +3,8 @@
 glibc keeps memory freed by large transient work (reading a model, building an index, the
 native libraries' worker threads) in its arenas, so the process's RSS stays at its peak. A
 long-lived router that a host starts per session should not: after such work, this hands
-the free pages back (it took RSS from 210 to 190 MB after the model load, measured).
+the free pages back (the RSS a router reaches with it is `memory.runs` of
+`benchmarks/results/perf.json`).
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def tune_malloc_for_serving() -> None:
     threshold as large blocks are freed, after which the model's per-text buffers are carved
     out of the arenas and leave them fragmented. So: two arenas, blocks of 1 MB or more
     always mapped on their own (returned when freed), and no eager trimming of a heap's top
-    (`release_free_memory` trims after big work instead; trimming on every free cost 10% of
-    embedding speed). With a 20k-tool catalog embedded cold, steady RSS went from 383-407 MB
-    to 324 MB and the peak from 594 to 481 MB, at the same embedding speed (measured).
+    (`release_free_memory` trims after big work instead; trimming on every free slowed
+    embedding down). With a 20k-tool catalog embedded cold, these settings lowered both the
+    steady and the peak RSS at the same embedding speed; the figures they give now are the
+    `router-onnx` / `catalog-20000` rows of `memory.runs` in `benchmarks/results/perf.json`.
     """
     with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
         mallopt = ctypes.CDLL(None).mallopt

@@ -1,4 +1,4 @@
-"""The router's own tools: `search_tools` and `call_tool` (ARCHITECTURE.md section 2).
+"""The router's own tools: `search_tools` and `call_tool` (docs/architecture.md#the-surfaces).
 
 They are defined as `ToolRecord`s so that token accounting prices them exactly like
 upstream tools.

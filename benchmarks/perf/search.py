@@ -2,9 +2,9 @@
 
 Search: `Retriever.search(query, k=5)` one query at a time, hybrid (query embedding
 included) on each backend and BM25 alone, each method over all queries in a block of its
-own (interleaved query by query, the ONNX query embedding took 5.4 ms instead of 3.5: the
-PyTorch calls between them cleared the caches it works in, and a router never has PyTorch
-loaded; measured), in a new seeded order of methods each size; FastMCP's
+own (interleaved query by query, the ONNX query embedding was markedly slower: the PyTorch
+calls between them cleared the caches it works in, and a router never has PyTorch loaded),
+in a new seeded order of methods each size; FastMCP's
 `BM25SearchTransform._search` (as `benchmarks.suite.fastmcp_peer` times it: its catalog
 hash check included) on the first queries after. Every backend searches the ONNX document
 vectors: a dense scan costs the same whatever the values, and only the query's embedding

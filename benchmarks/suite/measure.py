@@ -1,7 +1,7 @@
 """Running every method over a query sample on one catalog, and summarising what came out.
 
-Metrics are `router.evaluation`'s (ARCHITECTURE.md section 4): Recall@k, all-hit@k for
-k = 1, 3, 5, 10, nDCG@10 and MRR over gold groups.
+Metrics are `router.evaluation`'s (docs/architecture.md#datasets-and-metrics): Recall@k,
+all-hit@k for k = 1, 3, 5, 10, nDCG@10 and MRR over gold groups.
 """
 
 from __future__ import annotations

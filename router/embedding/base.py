@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-if TYPE_CHECKING:  # numpy costs 100 ms at import; the serving path's start does without it
+if TYPE_CHECKING:  # numpy is slow to import; the serving path's start does without it
     import numpy as np
     import numpy.typing as npt
 

@@ -33,8 +33,8 @@ def embed_records(
     """Vectors for `records` in order (shape (n, dim)); only cache misses are embedded.
 
     Each vector goes straight into its rows of the result as it is read or made: at 20k tools
-    a dict of per-tool arrays stacked at the end cost 25 MB more RSS, left behind as heap
-    fragments (measured).
+    a dict of per-tool arrays stacked at the end cost more RSS, left behind as heap fragments
+    (tried; the RSS it reaches now is `memory.runs` of `benchmarks/results/perf.json`).
     """
     rows: dict[str, list[int]] = {}
     for position, record in enumerate(records):

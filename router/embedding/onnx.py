@@ -5,16 +5,17 @@ own files: the Hugging Face `tokenizers` WordPiece tokenizer (`tokenizer.json`),
 `max_seq_length`, the pooling its `1_Pooling/config.json` names (mean over real tokens for
 MiniLM) and L2 normalisation when `modules.json` lists a `Normalize` module.
 
-Speed and memory choices, each measured on this 2-core machine:
+Speed and memory choices, each tried on a 2-core machine (what the result is now: documents/s
+and query latency in `benchmarks/results/perf.json`, `embedding.backends.onnx`; resident
+memory in its `memory.runs`):
 - the matrix products run in int8 (`router.embedding.int8_graph`);
 - one text per run, never a padded batch: the int8 products quantise their input per call,
-  so in a batch a text's vector would depend on its neighbours and their padding (a cosine
-  of 0.994 between a text alone and the same text in a batch); alone, every text always gets
-  the same vector, and nothing is spent on padding;
-- texts run side by side on one thread each (onnxruntime releases the GIL): 206 tool texts
-  a second on 2 cores, against 98 one after another;
-- the tokenizer's own fixed padding (128 tokens for MiniLM) is off;
-- onnxruntime's CPU memory arena is off: with it, RSS grew past 1 GB after batch embedding;
+  so in a batch a text's vector would depend on its neighbours and their padding; alone,
+  every text always gets the same vector, and nothing is spent on padding;
+- texts run side by side on one thread each (onnxruntime releases the GIL), which embeds
+  far more texts a second on 2 cores than one text after another;
+- the tokenizer's own fixed padding (to `max_length` in `tokenizer.json`) is off;
+- onnxruntime's CPU memory arena is off: with it, RSS kept growing after batch embedding;
 - intra-op threads do not spin-wait, so a busy core is not stolen by an idle wait.
 """
 
@@ -88,10 +89,10 @@ def read_pipeline(directory: Path, max_seq_length: int | None) -> Pipeline:
 def embedding_threads() -> int:
     """Texts embedded at once: `MCP_ROUTER_EMBED_THREADS`, else one per core, at most 2.
 
-    Each run uses one thread (onnxruntime's intra-op threads are set to 1). Measured on this
-    2-core machine: one text per run on one thread embeds 98 tool texts/s; two such runs at
-    once 206/s, against 183/s with two intra-op threads each; a query takes 1.9 ms with one
-    intra-op thread and 2.5 ms with two.
+    Each run uses one thread (onnxruntime's intra-op threads are set to 1): on 2 cores, two
+    such runs side by side embedded more texts a second than runs with two intra-op threads
+    each, and a lone query was no faster with two (no result file records that comparison;
+    the default's figures are `embedding.backends.onnx` in `benchmarks/results/perf.json`).
     """
     value = os.environ.get("MCP_ROUTER_EMBED_THREADS")
     if value is None:

@@ -131,9 +131,11 @@ class SentenceTransformerEmbedder:
 def _torch_threads() -> int:
     """One intra-op thread unless `MCP_ROUTER_TORCH_THREADS` says otherwise.
 
-    Measured on 2 cores with other work running: a query took 213-379 ms with torch's
-    default 2 threads and 18-47 ms with 1 (spin-waiting threads starve each other), and
-    documents embedded at 43/s against 20/s. On an idle machine 2 threads gain little.
+    On a small machine with other work running, torch's spin-waiting intra-op threads starve
+    each other and the event loop: with its default of one thread per core a query took
+    much longer than with one (no result file records that comparison). What one
+    thread gives is in `benchmarks/results/perf.json`: `embedding.backends.torch` (query
+    p50/p99, documents/s) and `search.sizes[*].methods.router_torch_hybrid`.
     """
     value = os.environ.get("MCP_ROUTER_TORCH_THREADS", "1")
     try:

@@ -32,16 +32,20 @@ def top_n(scores: npt.NDArray[np.float32], n: int) -> Ranking:
 def _single_threaded_blas() -> None:
     """One BLAS thread for the whole process, set once.
 
-    A query is one matrix-vector product, memory-bound: a second BLAS thread buys nothing
-    and its spin-waiting, beside torch's threads and other processes, made a 2,555 x 384
-    product take 7 ms instead of 0.2 ms on a loaded 2-core machine (measured).
+    A query is one matrix-vector product, memory-bound: a second BLAS thread buys nothing,
+    and its spin-waiting, beside torch's threads and other processes, made the product much
+    slower on a loaded 2-core machine (no result file records that comparison). The
+    single-threaded scan's time is in `benchmarks/results/bench.json`,
+    `sets[*].base.cost.dense_search_ms` (and `scaled[*]` for 1k-20k distractors).
     """
     threadpool_limits(limits=1, user_api="blas")
 
 
 class DenseIndex:
-    """Exact search over an (n, dim) matrix; at 100k x 384 one query is a few milliseconds,
-    so an approximate index would buy nothing measurable here."""
+    """Exact search over an (n, dim) matrix. The scan grows linearly with n; its time at
+    each catalog size of the suite is `cost.dense_search_ms` in
+    `benchmarks/results/bench.json`, a fraction of the query's embedding time
+    (`cost.dense_to_embed_ratio_p50`), so an approximate index would buy little there."""
 
     def __init__(self, vectors: Vectors) -> None:
         _single_threaded_blas()

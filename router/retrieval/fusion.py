@@ -11,9 +11,10 @@ RRF_K = 20.0
 """The constant k of `1 / (k + rank)`. 60 is the usual choice for fusing many deep runs;
 with two signals read 100 deep over catalogs of 2k-20k tools, 20 lets a tool that either
 signal puts near the top outweigh the long noisy tails. Measured against 60 on the same
-indexes (`python -m benchmarks --also-rrf-k 60`, benchmarks/README.md) on the three public
-sets at their own size and with 1k-20k distractors: MRR higher at all 15 points, Recall@5
-up to 0.015 higher (MetaTool +20k) and at most 0.001 lower (MSC-Bench +10k)."""
+indexes (`python -m benchmarks --also-rrf-k 60`) on the three public sets at their own size
+and with 1k-20k distractors: `hybrid` against `hybrid_rrf60` in
+`benchmarks/results/bench.json` (`sets[*].base.methods` and `sets[*].scaled[*].methods`),
+where 20 has the higher Recall@5 at every point."""
 
 
 def reciprocal_rank_fusion(
