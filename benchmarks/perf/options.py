@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
         "READMEs' perf sections.",
     )
     add = p.add_argument
-    add("--quick", action="store_true", help="tiny sizes, ONNX only, time server only (<60 s)")
+    add("--quick", action="store_true", help="tiny sizes, ONNX only, time server only: a smoke run")
     add("--table-only", action="store_true", help="re-render the READMEs from the JSON")
     add("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the public sets")
     add("--set", dest="set_name", default="metatool", help="query set whose catalog grows")

@@ -100,7 +100,8 @@ async def _load_model(embedder: Embedder | None, state: RouterState) -> None:
 
 def _import_request_modules() -> None:
     """Import what searches and calls use, off the event loop: the server started without
-    them so that `initialize` is answered at once (they cost about 300 ms)."""
+    them so that `initialize` is answered at once (they take a noticeable share of the start-up
+    time that benchmarks/results/perf.json records under `startup`)."""
     import jsonschema.validators  # noqa: F401
 
     import router.retrieval.retriever  # noqa: F401

@@ -2,7 +2,8 @@
 
 The SDK's `stdio_server` wraps the standard streams with `anyio.wrap_file`: every line read
 and every write and flush is a round trip through a worker thread, three per forwarded
-call, and that was most of the 1.5 ms a call through the router added (measured). Pipes
+call, and that was most of what a call through the router added (the overhead is tracked
+in benchmarks/results/perf.json, `calls`). Pipes
 and terminals can be watched by the event loop instead: a read happens once the loop says
 the descriptor is readable, and returns at once with what is there. Writes of a pipe's
 atomic size go straight out when it is writable; a larger message, which could block

@@ -524,9 +524,10 @@ async def _drop_last_message(client: Client, listing: Listing) -> None:
     message.
 
     The SDK's transport tasks keep the last message they read (the line, its parsed JSON) in
-    the locals of their wait for the next one. After a listing of 20,000 tools that is about
-    60 MB of RSS held until the upstream next says something (measured: 356 MB after
-    indexing, 299 MB with this probe). Any answer, an error included, replaces it.
+    the locals of their wait for the next one. After a listing of 20,000 tools that is tens
+    of megabytes of RSS held until the upstream next says something; the memory after
+    indexing 20k tools is tracked by `python -m benchmarks.perf` (benchmarks/results/
+    perf.json, `memory`). Any answer, an error included, replaces it.
     """
     if len(listing.tools) < _LARGE_LISTING:
         return
