@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from pathlib import Path
@@ -103,11 +104,18 @@ def table(reports: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def run_record() -> dict[str, Any]:
+    """What the run measured on, recorded when it runs: --table-only must not relabel it."""
+    return {
+        "commit": head_commit(),
+        "machine": f"{platform.machine()} {platform.system()}",
+        "cpus": os.cpu_count() or 0,
+        "python": platform.python_version(),
+    }
+
+
 def describe_run(reports: list[dict[str, Any]]) -> str:
-    # The commit the run measured, recorded when it ran: --table-only must not relabel it.
-    commit = (
-        json.loads(RUN_FILE.read_text(encoding="utf-8"))["commit"] if RUN_FILE.exists() else "?"
-    )
+    run = json.loads(RUN_FILE.read_text(encoding="utf-8")) if RUN_FILE.exists() else {}
     index = ", ".join(
         f"{Path(r['catalog']['path']).parent.name} {r['catalog']['tools']} tools: "
         f"{r['index']['embedded']} embedded, {r['index']['from_cache']} cached, "
@@ -115,16 +123,11 @@ def describe_run(reports: list[dict[str, Any]]) -> str:
         for r in reports
     )
     return (
-        f"Run at commit `{commit}` on {platform.machine()} Linux, {_cpus()} CPU cores, "
-        f"Python {platform.python_version()}, model `{reports[0]['model']}`, k = 5. "
+        f"Run at commit `{run.get('commit', '?')}` on {run.get('machine', '?')}, "
+        f"{run.get('cpus', '?')} CPU cores, Python {run.get('python', '?')}, "
+        f"model `{reports[0]['model']}`, k = 5. "
         f"Index builds: {index}."
     )
-
-
-def _cpus() -> int:
-    import os
-
-    return os.cpu_count() or 0
 
 
 def update_readme(reports: list[dict[str, Any]]) -> None:
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in names
     ]
     if not args.table_only:
-        RUN_FILE.write_text(json.dumps({"commit": head_commit()}) + "\n", encoding="utf-8")
+        RUN_FILE.write_text(json.dumps(run_record()) + "\n", encoding="utf-8")
     reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     update_readme(reports)
     print(table(reports), file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import backend_parity, listing_tokens
+from benchmarks import backend_parity, eval_sets, listing_tokens
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
 from router.accounting.tokens import TokenCounter
@@ -65,6 +65,13 @@ def test_bench_section_is_the_committed_result_rendered() -> None:
 def test_parity_section_is_the_committed_result_rendered() -> None:
     body = backend_parity.table(_result("backend-parity.json"))
     assert _in_sync(backend_parity.README, backend_parity.START, backend_parity.END, body)
+
+
+def test_eval_section_is_the_committed_result_rendered() -> None:
+    reports = [_result(f"eval-{name}.json") for name in eval_sets.SETS]
+    _result("eval-run.json")
+    body = f"{eval_sets.describe_run(reports)}\n\n{eval_sets.table(reports)}"
+    assert _in_sync(eval_sets.README, eval_sets.START, eval_sets.END, body)
 
 
 def test_breakdown_takes_the_servers_lists_apart_step_by_step() -> None:
