@@ -4,6 +4,8 @@ One router (in-process on uvicorn, BM25 only) aggregates three real upstreams: n
 server-everything in its streamable-HTTP mode and in its SSE mode, and PyPI
 mcp-server-time over stdio. Clients: the SDK over streamable HTTP (modern and handshake
 revisions) and over SSE, the MCP Inspector CLI over HTTP, and plain HTTP for the REST API.
+The tests that count sessions run fronts of their own (in front of tests/upstreams/relay.py),
+where no other test's session is open.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from router.accounting.formats import ToolFormat
@@ -120,23 +124,91 @@ async def test_a_handshake_client_gets_the_query_scoped_listing_over_http(front:
     assert {"http_everything__get-sum", "sse_everything__get-sum"} & set(listed)
 
 
-async def test_twenty_clients_at_once_each_get_their_own_session_and_answers(front: Front) -> None:
+async def health(http: httpx2.AsyncClient) -> dict[str, Any]:
+    answer = await http.get("/healthz")
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+async def until_sessions(http: httpx2.AsyncClient, count: int) -> None:
+    """Ask `/healthz` until it counts `count` sessions (bound it). Only for an SSE stream a
+    client closed: the front notices when the connection drops, which no client event marks;
+    every request here is a round trip through the front's event loop, not a sleep."""
+    while (await health(http))["sessions"] != count:
+        pass
+
+
+async def test_twenty_clients_at_once_hold_their_own_sessions_and_get_their_own_answers() -> None:
+    """The server issues 20 distinct session ids, each client's requests all carry its own,
+    `/healthz` counts 20 open sessions while all are connected (0 before and after), and
+    each client's call is answered with its own text."""
+    issued: dict[int, list[str]] = {n: [] for n in range(20)}  # `mcp-session-id` answers
+    carried: dict[int, set[str]] = {n: set() for n in range(20)}  # ids its requests sent
     answers: dict[int, str] = {}
-    sessions: set[Any] = set()
+    all_answered, release = anyio.Event(), anyio.Event()
 
-    async def one(number: int) -> None:
-        async with streamable_client(front.mcp, mode="legacy") as client:
-            result = await client.call_tool("sse_everything__echo", {"message": f"client {number}"})
+    async def one(url: str, number: int) -> None:
+        async def watch(response: httpx2.Response) -> None:
+            sent = response.request.headers.get("mcp-session-id")
+            if sent is None:
+                issued[number].append(response.headers["mcp-session-id"])  # initialize
+            else:
+                carried[number].add(sent)
+
+        http = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [watch]}
+        )
+        async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as c:
+            result = await c.call_tool("relay__echo", {"text": f"client {number}"})
             answers[number] = first_text(result)
-            sessions.add(client.session)
+            if len(answers) == 20:
+                all_answered.set()
+            await release.wait()  # hold the session open until /healthz was asked
 
-    with anyio.fail_after(30):
-        async with anyio.create_task_group() as group:
-            for number in range(20):
-                group.start_soon(one, number)
+    cfg = config({"relay": script("relay")})
+    async with http_front(cfg) as running, httpx2.AsyncClient(base_url=running.url) as http:
+        with anyio.fail_after(30):
+            await until_indexed(running.state)
+            before = await health(http)
+            async with anyio.create_task_group() as group:
+                for number in range(20):
+                    group.start_soon(one, running.mcp, number)
+                await all_answered.wait()
+                during = await health(http)
+                release.set()
+            after = await health(http)  # every client has had its DELETE answered
 
-    assert answers == {n: f"Echo: client {n}" for n in range(20)}
-    assert len(sessions) == 20
+    assert answers == {n: f"client {n}" for n in range(20)}
+    assert all(len(ids) == 1 for ids in issued.values()), issued
+    assert len({ids[0] for ids in issued.values()}) == 20
+    assert all(carried[n] == {issued[n][0]} for n in range(20)), carried
+    assert (before["sessions"], during["sessions"], after["sessions"]) == (0, 20, 0)
+
+
+async def test_healthz_counts_the_mcp_sessions_open_on_each_transport() -> None:
+    """A streamable-HTTP session counts from `initialize` to its DELETE, an SSE stream while
+    it is open, and a 2026-07-28 client (sessionless) not at all."""
+    cfg = config({"relay": script("relay")})
+    async with http_front(cfg) as running, httpx2.AsyncClient(base_url=running.url) as http:
+        with anyio.fail_after(30):
+            await until_indexed(running.state)
+            counts = [(await health(http))["sessions"]]
+            async with streamable_client(running.mcp, mode="legacy") as legacy:
+                await legacy.call_tool("relay__echo", {"text": "legacy"})
+                counts.append((await health(http))["sessions"])
+                async with streamable_client(running.mcp) as modern:
+                    await modern.call_tool("relay__echo", {"text": "modern"})
+                    version = modern.protocol_version
+                    counts.append((await health(http))["sessions"])
+                async with sse_sdk_client(running.sse) as sse:
+                    await sse.call_tool("relay__echo", {"text": "sse"})
+                    counts.append((await health(http))["sessions"])
+                await until_sessions(http, 1)  # the SSE stream is closed
+            counts.append((await health(http))["sessions"])
+
+    assert version == "2026-07-28"
+    assert counts == [0, 1, 1, 2, 0]
 
 
 @pytest.fixture(scope="module")

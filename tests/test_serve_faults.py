@@ -86,6 +86,72 @@ async def test_stdout_carries_only_json_rpc_while_upstreams_write_junk(
     assert "[noisy] noisy junk on stderr: before any message" in log
 
 
+def json_rpc_lines(lines: list[bytes]) -> list[dict[str, Any]]:
+    """Every line the router wrote to stdout, each asserted to be one JSON-RPC 2.0 message."""
+    messages = []
+    for line in lines:
+        assert line.strip(), "an empty line on stdout"
+        types.jsonrpc_message_adapter.validate_json(line)  # raises on anything else
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0", message
+        messages.append(message)
+    return messages
+
+
+@pytest.mark.model
+async def test_stdout_carries_only_json_rpc_with_the_real_model_while_upstreams_flood_stderr(
+    tmp_path: Path,
+) -> None:
+    """The router as a host starts it (the model loads), in front of two upstreams written
+    for this: `chatty` writes log lines, an unfinished line, bytes that are not UTF-8 and
+    bursts of thousands of lines to its stderr; `noisy` writes junk to its stdout."""
+    config = write_config(tmp_path, {"chatty": script("chatty"), "noisy": script("noisy")})
+    async with raw_router(config, bm25_only=False) as router:
+        with anyio.fail_after(90):
+            await router.initialize()
+            await until_indexed(router.search_text)
+            listing = await router.result("tools/list")
+            scoped = await router.result("tools/list", {"query": "flood the log", "k": 1})
+            found = await router.call("search_tools", {"query": "repeat my words"})
+            chat = await router.call("chatty__chat", {"text": "hello"})
+            routed = await router.call(
+                "call_tool", {"name": "chatty__chat", "arguments": {"text": "again"}}
+            )
+            flood = await router.call("chatty__burst", {"lines": 5000})
+            shout = await router.call("noisy__shout", {"text": "quiet please"})
+            await router.send_line(b"not json either")
+            lines = await router.finish()
+
+    messages = json_rpc_lines(lines)
+    answered = [m["id"] for m in messages if "id" in m]
+    assert len(answered) >= 10 and len(set(answered)) == len(answered)  # one answer each
+    assert [t["name"] for t in listing["tools"]] == ["search_tools", "call_tool"]
+    assert [t["name"] for t in scoped["tools"]] == ["chatty__burst", "search_tools", "call_tool"]
+    assert found["isError"] is False
+    assert [text_of(r) for r in (chat, routed, flood, shout)] == [
+        "hello",
+        "again",
+        "wrote 5000 lines",
+        "QUIET PLEASE",
+    ]
+    # The junk was diverted to the router's stderr (its log), not dropped.
+    log = await anyio.Path(tmp_path / "router.log").read_text(errors="replace")
+    assert "router.server.index: embedded" in log  # the model ranked, not BM25 alone
+    assert "BM25 only" not in log
+    for junk in (
+        "[chatty] chatty: WARNING a log line",
+        "[chatty] chatty: \ufffd\ufffd not utf-8",
+        "[chatty] chatty burst at start done after 10000 lines",
+        "[chatty] chatty: a line left unfinished, finished by the first call",
+        "[chatty] chatty call 2: chat(again)",
+        "[chatty] \ufffd\ufffd binary \x00 junk \x1b[31m red",
+        "[chatty] chatty burst on call line 004999",
+        "[chatty] chatty burst on call done after 5000 lines",
+        "[noisy] noisy junk on stderr: after a message",
+    ):
+        assert junk in log, junk
+
+
 @pytest.fixture(scope="module")
 async def faulty(
     installed: Installed, tmp_path_factory: pytest.TempPathFactory
