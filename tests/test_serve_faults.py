@@ -144,7 +144,7 @@ async def test_stdout_carries_only_json_rpc_with_the_real_model_while_upstreams_
         "[chatty] chatty burst at start done after 10000 lines",
         "[chatty] chatty: a line left unfinished, finished by the first call",
         "[chatty] chatty call 2: chat(again)",
-        "[chatty] \ufffd\ufffd binary \x00 junk \x1b[31m red",
+        "[chatty] \ufffd\ufffd binary \\x00 junk \\x1b[31m red",  # control codes escaped
         "[chatty] chatty burst on call line 004999",
         "[chatty] chatty burst on call done after 5000 lines",
         "[noisy] noisy junk on stderr: after a message",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TextIO
@@ -15,6 +16,9 @@ from typing import TextIO
 import anyio
 
 logger = logging.getLogger(__name__)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but tab: a child's escape codes must not drive the reader's terminal."""
 
 MAX_LINE = 4000
 """Longer lines are cut: one runaway line must not flood the log."""
@@ -42,6 +46,7 @@ class _LineLogger:
 
     def _emit(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace").rstrip()
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
         if text:
             logger.info("[%s] %s", self._upstream, text[:MAX_LINE])
 
