@@ -283,6 +283,9 @@ class RouterSettings(BaseModel):
     include: list[Pattern] = Field(default_factory=list)
     exclude: list[Pattern] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    learn: bool = True
+    """Usage feedback: tools called after a search rise for similar queries later. The pairs
+    stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""
 
 
 class RouterConfig(BaseModel):

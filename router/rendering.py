@@ -7,18 +7,38 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from router.accounting.formats import normalise_schema
+from router.meta_tools import MAX_K
 from router.readiness import Coverage, describe
 from router.retrieval.types import ScoredTool
 
 _MAX_DESCRIPTION = 300
+_CLOSE_DENSE = 0.3
+"""Below this cosine, with no query word in common, a result is only the nearest there is."""
+
+
+def is_close(result: ScoredTool) -> bool:
+    """Whether a result matches the query in earnest: named exactly, sharing a word with it
+    (BM25), or near it in meaning. The others are only the least far of a poor lot."""
+    return (
+        result.exact_match
+        or result.pinned
+        or (result.bm25_score or 0.0) > 0
+        or (result.dense_score or 0.0) >= _CLOSE_DENSE
+    )
 
 
 def structured_results(
-    query: str, results: Sequence[ScoredTool], coverage: Coverage | None = None
+    query: str,
+    results: Sequence[ScoredTool],
+    coverage: Coverage | None = None,
+    indexed: int | None = None,
 ) -> dict[str, Any]:
     coverage = coverage or Coverage()
     return {
         "query": query,
+        "indexed": indexed if indexed is not None else len(results),
+        "close": sum(1 for r in results if is_close(r)),
+        "maxK": MAX_K,
         "tools": [
             {
                 "name": r.qualified_name,
@@ -26,6 +46,7 @@ def structured_results(
                 "description": r.tool.description,
                 "inputSchema": normalise_schema(r.tool.input_schema),
                 "score": round(r.score, 6),
+                "close": is_close(r),
             }
             for r in results
         ],
@@ -38,18 +59,35 @@ def structured_results(
 
 
 def text_results(
-    query: str, results: Sequence[ScoredTool], coverage: Coverage | None = None
+    query: str,
+    results: Sequence[ScoredTool],
+    coverage: Coverage | None = None,
+    indexed: int | None = None,
 ) -> str:
+    """The answer the model reads. It says how many tools were searched and how many are
+    shown, that more can be asked for, and when nothing matches closely; an empty or weak
+    answer never reads as "no such tool" (the query may just be vague)."""
     coverage = coverage or Coverage()
-    if not results and coverage.unsearched:
-        lines = [f'No tools found for "{query}" among the upstreams searched so far.']
-    elif not results:
-        lines = [f'No tools match "{query}".']
+    total = indexed if indexed is not None else len(results)
+    if not results:
+        searched = "so far " if coverage.unsearched else ""
+        lines = [f'No tools are indexed {searched}to search for "{query}".']
     else:
+        more = (
+            f" Ask again with a larger k (up to {MAX_K}) for more."
+            if len(results) < min(total, MAX_K)
+            else ""
+        )
         lines = [
-            f'{len(results)} tools for "{query}". Call one with call_tool(name, arguments), '
-            "or directly by name:"
+            f'The {len(results)} best of {total} tools for "{query}", best first.{more} '
+            "Call one with call_tool(name, arguments), or directly by name:"
         ]
+        if not any(is_close(r) for r in results):
+            lines.append(
+                "None of them matches closely: these are only the nearest. The right tool "
+                "may still exist: describe the task in other words, or name the action and "
+                'the product (for example "create an issue on GitHub").'
+            )
         for r in results:
             lines.append("")
             lines.append(f"{r.rank}. {r.qualified_name} — {_shorten(r.tool.description)}")

@@ -40,6 +40,17 @@ def test_real_model_ranks_obvious_queries_first(real_embedder: Embedder, mode: S
         assert top.qualified_name == expected, query
 
 
+def test_each_obvious_query_wins_by_a_margin(real_embedder: Embedder) -> None:
+    # the old rank fusion tied "what time is it in Tokyo" between get_current_time and
+    # convert_time exactly, and catalog order chose; scores must separate them
+    catalog, _ = load_catalog(EXAMPLE_CATALOG)
+    retriever, _ = Retriever.build(catalog, real_embedder)
+    for query, expected in OBVIOUS.items():
+        first, second = retriever.search(query, k=2)
+        assert first.qualified_name == expected, query
+        assert first.score - second.score >= 0.02, (query, first.score, second.score)
+
+
 def test_second_eval_run_embeds_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = [
         "eval",

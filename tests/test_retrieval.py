@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -5,8 +7,10 @@ from router.catalog import Catalog, ToolSpec
 from router.embedding.hashing import HashingEmbedder
 from router.errors import RouterError
 from router.retrieval.decompose import split_steps
-from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.retriever import Retriever, SearchMode
+from router.retrieval.servers import ServerNames
+from router.retrieval.types import DEFAULT, PREVIOUS
 from tests.conftest import make_catalog
 
 
@@ -124,10 +128,17 @@ def test_multi_step_requests_are_split_into_steps() -> None:
     assert split_steps("what time is it in Tokyo") == []
 
 
-def test_each_step_of_a_request_surfaces_a_tool_when_asked_to_split() -> None:
+def test_each_step_of_a_request_surfaces_a_tool() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
-    names = [r.qualified_name for r in _retriever(decompose=True).search(query, k=3)]
+    names = [r.qualified_name for r in _retriever().search(query, k=3)]
     assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
+
+
+def test_without_step_clauses_a_request_is_ranked_whole() -> None:
+    retriever = _retriever(ranking=dataclasses.replace(DEFAULT, step_weight=0.0))
+    query = "Find trending research papers, then create a PDF report and send an email to Bob"
+    assert retriever.query_texts(query) == [query]
+    assert len(_retriever().query_texts(query)) == 4
 
 
 def test_ranking_is_deterministic() -> None:
@@ -146,10 +157,71 @@ def test_catalog_positions_match_records() -> None:
     assert [catalog.position(r.qualified_name) for r in catalog.records] == [0, 1]
 
 
-def test_another_rrf_constant_reuses_the_indexes() -> None:
+def test_the_previous_ranking_reuses_the_indexes() -> None:
     retriever = _retriever()
-    other = retriever.with_rrf_k(60)
-    (top,) = other.search("convert a time between timezones", k=1)
-    assert top.score == pytest.approx(1 / 61 + 1 / 61)  # first in both signals
-    (default,) = retriever.search("convert a time between timezones", k=1)
-    assert default.score == pytest.approx(2 / (1 + RRF_K))
+    (top,) = retriever.with_ranking(PREVIOUS).search("convert a time between timezones", k=1)
+    assert top.score == pytest.approx(2 / (1 + RRF_K))  # first in both signals
+    plain = dataclasses.replace(DEFAULT, named_server_bonus=0.0, companion_bonus=0.0)
+    (fused,) = retriever.with_ranking(plain).search("convert a time between timezones", k=1)
+    assert fused.score == pytest.approx(1.0)  # the best of both signals: 0.6 + 0.4
+    assert fused.qualified_name == top.qualified_name == "time__convert_time"
+
+
+def test_relative_score_fusion_keeps_how_far_a_tool_leads() -> None:
+    dense = np.array([0.8, 0.4, 0.1], dtype=np.float32)
+    bm25 = np.array([0.0, 6.0, 3.0], dtype=np.float32)
+    fused = relative_score_fusion(np.array([0, 1, 2]), dense, bm25, bm25_weight=0.4)
+    assert fused.tolist() == pytest.approx([0.6, 0.3 + 0.4, 0.075 + 0.2])
+
+
+def test_a_fused_tie_goes_to_the_better_dense_score_never_to_catalog_order() -> None:
+    # BM25 prefers the first tool, dense the second, each by one rank: rank fusion ties them
+    catalog = make_catalog(("a", "first", "alpha alpha alpha"), ("b", "second", "alpha beta"))
+    vectors = np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float32)
+    retriever = Retriever(catalog, HashingEmbedder(), vectors, ranking=PREVIOUS)
+    query = np.array([[1.0, 0.0]], dtype=np.float32)
+    ranked = retriever.search("alpha", k=2, query_vectors=query)
+    assert ranked[0].score == pytest.approx(ranked[1].score)
+    assert [r.tool.name for r in ranked] == ["second", "first"]
+
+
+def test_a_named_server_lifts_its_tools() -> None:
+    catalog = make_catalog(
+        ("notion", "search_pages", "Search pages"),
+        ("confluence", "search_pages", "Search pages"),
+    )
+    plain = dataclasses.replace(DEFAULT, companion_bonus=0.0)
+    for server in ("notion", "confluence"):
+        (top,) = _retriever(catalog, ranking=plain).search(f"search pages in {server}", k=1)
+        assert top.tool.server == server
+
+
+def test_server_names_match_whole_words_and_joined_forms() -> None:
+    names = ServerNames(["GitHub", "mcp-server-time", "Brave Search MCP", "ai"])
+    assert names.named("open an issue on github") == {"GitHub"}
+    assert names.named("open an issue on Git Hub") == {"GitHub"}
+    assert names.named("what time is it") == {"mcp-server-time"}
+    assert names.named("a brave search for cats") == {"Brave Search MCP"}
+    assert names.named("search the web") == set()  # one of two words is not enough
+    assert names.named("ai everything") == set()  # words under three letters never name
+
+
+def test_the_leading_tools_server_mates_rise_together() -> None:
+    catalog = make_catalog(
+        ("semgrep", "start_scan", "Start a code scan"),
+        ("semgrep", "get_results", "Get results of a scan"),
+        ("other", "get_results", "Get results of a scan"),
+    )
+    query = "start a code scan and then fetch the results"
+    alone = dataclasses.replace(DEFAULT, companion_bonus=0.0, named_server_bonus=0.0)
+    together = dataclasses.replace(alone, companion_bonus=0.1)
+    scores = {
+        r.qualified_name: r.score for r in _retriever(catalog, ranking=together).search(query, k=3)
+    }
+    base = {
+        r.qualified_name: r.score for r in _retriever(catalog, ranking=alone).search(query, k=3)
+    }
+    best = max(base.values())  # the bonus is a fraction of the best fused score
+    lifted = base["semgrep__get_results"] + 0.1 * best
+    assert scores["semgrep__get_results"] == pytest.approx(lifted)
+    assert scores["other__get_results"] == pytest.approx(base["other__get_results"])

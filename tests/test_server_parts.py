@@ -114,7 +114,30 @@ def test_search_results_render_as_text_and_structure() -> None:
     structured = structured_results("time in Tokyo", results)
     assert structured["tools"][0]["name"] == "time__get_current_time"
     assert structured["tools"][0]["inputSchema"]["required"] == ["tz"]
-    assert text_results("nothing", []) == 'No tools match "nothing".'
+    assert text_results("nothing", []) == 'No tools are indexed to search for "nothing".'
+
+
+def test_search_answers_say_how_many_were_searched_and_when_nothing_is_close() -> None:
+    records = Catalog.from_specs(
+        [ToolSpec("s", f"tool_{i}", f"Tool number {i}.") for i in range(3)]
+    ).records
+    weak = [
+        ScoredTool(tool=r, rank=i + 1, score=0.1, dense_score=0.1, bm25_score=0.0)
+        for i, r in enumerate(records[:2])
+    ]
+    text = text_results("something vague", weak, indexed=120)
+    assert text.startswith('The 2 best of 120 tools for "something vague", best first.')
+    assert "larger k (up to 50)" in text
+    assert "None of them matches closely" in text and "may still exist" in text
+    structured = structured_results("something vague", weak, indexed=120)
+    assert (structured["indexed"], structured["close"], structured["maxK"]) == (120, 0, 50)
+    close = [ScoredTool(tool=records[0], rank=1, score=1.0, dense_score=0.7, bm25_score=2.0)]
+    assert "None of them" not in text_results("tool number", close, indexed=3)
+    # every tool shown already: no offer of more
+    everything = [
+        ScoredTool(tool=r, rank=i + 1, score=1.0, bm25_score=1.0) for i, r in enumerate(records)
+    ]
+    assert "larger k" not in text_results("tool", everything, indexed=3)
 
 
 def test_coverage_names_starting_and_down_upstreams_and_waits_for_the_model() -> None:

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 
 from benchmarks.suite import tokens
+from benchmarks.suite.bootstrap import paired_margin
 from benchmarks.suite.fastmcp_peer import FastMCPRanker
 from benchmarks.suite.listtokens import ListTokens
 from benchmarks.suite.measure import group_breakdown, mean_metrics, percentiles, run_methods
 from benchmarks.suite.methods import (
-    COMPARED,
-    NO_SPLIT,
+    PREVIOUS_METHOD,
     ROUTER,
     EmbeddedQueries,
     RandomRanker,
@@ -30,6 +30,7 @@ from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.evaluation import GROUP_FIELDS, resolve_gold
 from router.retrieval.retriever import Retriever, SearchMode
+from router.retrieval.types import PREVIOUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +45,6 @@ class Context:
     seed: int
     latency_queries: int
     """How many queries FastMCP's `_search` is timed on (its hash check is slow)."""
-    also_rrf_k: float | None = None
-    also_no_split: bool = False
 
 
 def peak_rss_mb() -> float:
@@ -88,14 +87,10 @@ def measure(
     if ctx.fastmcp:
         peer = FastMCPRanker(catalog, embedded.texts)
         rankers.append(peer)
-    if ctx.embedder and ctx.also_rrf_k is not None:
-        name = f"{COMPARED}{ctx.also_rrf_k:g}"
-        other = retriever.with_rrf_k(ctx.also_rrf_k)
-        rankers.append(RouterRanker(other, SearchMode.HYBRID, embedded, name=name))
-    if ctx.embedder and ctx.also_no_split:
-        # the same vectors serve: a retriever that does not split reads only the first row
-        whole, _ = Retriever.build(catalog, ctx.embedder, ctx.cache, decompose=False)
-        rankers.append(RouterRanker(whole, SearchMode.HYBRID, embedded, name=NO_SPLIT))
+    if ctx.embedder:
+        # the same vectors serve: the previous ranking reads only the whole query's row
+        previous = retriever.with_ranking(PREVIOUS)
+        rankers.append(RouterRanker(previous, SearchMode.HYBRID, embedded, name=PREVIOUS_METHOD))
     rankers += [routers[m.value] for m in modes[1:]]
     runs = run_methods(rankers, resolved, indices, tick)
 
@@ -123,6 +118,13 @@ def measure(
     if ctx.embedder is not None:
         cost.update(_dense_cost(routers["dense"], [embedded.embed_ms[i] for i in indices]))
     router = runs.get(ROUTER) or runs["bm25"]
+    margins = {
+        f"vs_{name}": paired_margin(
+            [m["recall@5"] for m in router.metrics], [m["recall@5"] for m in run.metrics]
+        )
+        for name, run in runs.items()
+        if name != router.name and name != "random"
+    }
     return {
         "tools": len(catalog),
         "servers": len(catalog.servers),
@@ -130,6 +132,7 @@ def measure(
         "unknown_gold_tools": unknown,
         "full_tokens": full,
         "methods": methods,
+        "recall@5_margins": margins,
         "groups": group_breakdown(runs, resolved, GROUP_FIELDS),
         "tokens": {
             "router": router.name,

@@ -11,6 +11,7 @@ duplicates of those.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -75,6 +76,19 @@ def _rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+SPLITS = ("dev", "test", "all")
+
+
+def half(set_name: str, query_id: str) -> str:
+    """The half a query belongs to: "dev" (choose and tune there) or "test" (report there).
+
+    A hash of the set and the query's id, so a query never changes half when others are
+    added or the sample changes, and the halves are the same on every machine.
+    """
+    digest = hashlib.sha256(f"{set_name}/{query_id}".encode()).digest()
+    return "dev" if digest[0] % 2 == 0 else "test"
+
+
 def sample(items: Sequence[Query], n: int | None, seed: int) -> tuple[Query, ...]:
     """`n` items drawn with `seed`, kept in file order; all of them when n is None or larger."""
     if n is None or n >= len(items):
@@ -91,12 +105,15 @@ def load_set(
     scale_queries: int | None,
     seed: int,
     catalog_limit: int | None = None,
+    split: str = "all",
 ) -> QuerySet:
-    """Read a set; `catalog_limit` keeps the gold tools of the sample plus other tools up
-    to that many (quick runs only)."""
+    """Read a set; the sample is drawn from the `split` half of its queries (`half`).
+    `catalog_limit` keeps the gold tools of the sample plus other tools up to that many
+    (quick runs only)."""
     specs = tuple(_spec(raw) for raw in _rows(data / name / "catalog.jsonl"))
     queries, _ = load_queries(data / name / "queries.jsonl")
-    chosen = sample(queries, max_queries, seed)
+    pool = [q for q in queries if split == "all" or half(name, q.id) == split]
+    chosen = sample(pool, max_queries, seed)
     if catalog_limit is not None:
         specs = _slice(specs, chosen, catalog_limit, seed)
     scale = sample(chosen, scale_queries, seed + 1)

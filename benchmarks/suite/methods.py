@@ -25,16 +25,14 @@ ROUTER = "hybrid"
 _BATCH = 32
 ORDER = ("random", "bm25", "fastmcp_bm25", "dense", "hybrid")
 """Methods in the order every table and chart shows them; the router last."""
-COMPARED = "hybrid_rrf"
-"""Prefix of hybrid fused with another RRF constant (`--also-rrf-k`)."""
-NO_SPLIT = "hybrid_nosplit"
-"""Hybrid without splitting multi-step requests into parts (`--also-no-split`)."""
+PREVIOUS_METHOD = "hybrid_previous"
+"""The router's previous ranking (`router.retrieval.types.PREVIOUS`) on the same indexes."""
 
 
 def method_order(names: Collection[str]) -> list[str]:
     """`names` in display order: the baselines, extra hybrid variants, then the router."""
     known = [m for m in ORDER if m in names]
-    extra = sorted(n for n in names if n.startswith((COMPARED, NO_SPLIT)))
+    extra = sorted(n for n in names if n == PREVIOUS_METHOD)
     return known[:-1] + extra + known[-1:] if known[-1:] == [ROUTER] else known + extra
 
 

@@ -39,8 +39,8 @@ class Options:
     cold_tools: int
     latency_queries: int
     """Queries embedded one by one (timed); the others are embedded in batches."""
-    also_rrf_k: float | None
-    also_no_split: bool
+    split: str
+    """The half of each query set sampled: "test" to report, "dev" to choose and tune."""
     quick: bool
     progress: bool
 
@@ -68,8 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--catalog-limit", type=int, default=None, help="cut each set's catalog (smoke runs)")
     add("--cold-tools", type=int, default=200, help="tools embedded cold to time a cold build")
     add("--latency-queries", type=int, default=200, help="queries timed end to end (200)")
-    add("--also-rrf-k", type=float, default=None, help="also run hybrid fused with this RRF k")
-    add("--also-no-split", action="store_true", help="also run hybrid without step splitting")
+    add("--split", choices=("dev", "test", "all"), default="test", help="query half (test)")
     add("--quick", action="store_true", help="a small sample in seconds: the CI smoke run")
     add("--no-progress", action="store_true", help="no progress bar on stderr")
     add("--table-only", action="store_true", help="re-render table, charts, README from JSON")
@@ -102,8 +101,7 @@ def from_args(args: argparse.Namespace) -> Options:
         catalog_limit=150 if quick and args.catalog_limit is None else args.catalog_limit,
         cold_tools=20 if quick else args.cold_tools,
         latency_queries=4 if quick else args.latency_queries,
-        also_rrf_k=args.also_rrf_k,
-        also_no_split=args.also_no_split,
+        split=args.split,
         quick=quick,
         progress=not args.no_progress,
     )

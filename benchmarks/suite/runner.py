@@ -62,8 +62,6 @@ def run(options: Options) -> dict[str, Any]:
         version is not None,
         options.seed,
         min(options.latency_queries, 20),
-        options.also_rrf_k,
-        options.also_no_split,
     )
     sets = [
         data.load_set(
@@ -73,6 +71,7 @@ def run(options: Options) -> dict[str, Any]:
             scale_queries=options.scale_queries,
             seed=options.seed,
             catalog_limit=options.catalog_limit,
+            split=options.split,
         )
         for name in options.sets
     ]

@@ -40,12 +40,6 @@ def add_index_arguments(parser: argparse.ArgumentParser) -> None:
         default=OnError.SKIP.value,
         help="a malformed line: report it and go on (skip) or stop",
     )
-    parser.add_argument(
-        "--decompose",
-        action="store_true",
-        help="also rank each step of a multi-step query (off: it lost recall on every public "
-        "set and doubled p99 latency)",
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +73,7 @@ def build_index(args: argparse.Namespace, modes: list[SearchMode]) -> BuiltIndex
     cache = None if args.no_cache else EmbeddingCache(args.cache_dir or default_cache_dir())
     started = time.perf_counter()
     with progress_callback("embedding tools") as on_progress:
-        retriever, stats = Retriever.build(
-            catalog, embedder, cache, on_progress=on_progress, decompose=args.decompose
-        )
+        retriever, stats = Retriever.build(catalog, embedder, cache, on_progress=on_progress)
     seconds = time.perf_counter() - started
     if embedder is not None:
         print(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +17,13 @@ from router.errors import RouterError
 from router.retrieval.decompose import split_steps
 from router.retrieval.dense import DenseIndex, top_n
 from router.retrieval.exact import NameMatcher
-from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.lexical import LexicalIndex
-from router.retrieval.types import ScoredTool, SearchMode
+from router.retrieval.servers import ServerNames
+from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
+from router.retrieval.usage import ToolKey
 
-__all__ = ["CANDIDATE_DEPTH", "Retriever", "SearchMode", "ToolTokens"]
+__all__ = ["CANDIDATE_DEPTH", "Ranking", "Retriever", "SearchMode", "ToolTokens"]
 
 ToolTokens = Callable[[ToolRecord], int]
 
@@ -49,8 +51,7 @@ class Retriever:
         vectors: Vectors | None,
         *,
         pins: Iterable[str] = (),
-        decompose: bool = False,
-        rrf_k: float = RRF_K,
+        ranking: Ranking = DEFAULT,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("an embedder and its vectors come together")
@@ -59,8 +60,11 @@ class Retriever:
         self._dense = DenseIndex(vectors) if vectors is not None else None
         self._lexical = LexicalIndex([r.search_text for r in catalog.records])
         self._names = NameMatcher(catalog.records)
-        self._decompose = decompose
-        self._rrf_k = rrf_k
+        self._servers = ServerNames(r.server for r in catalog.records)
+        self._server_tools: dict[str, list[int]] = {}
+        for position, record in enumerate(catalog.records):
+            self._server_tools.setdefault(record.server, []).append(position)
+        self.ranking = ranking
         unknown = [p for p in pins if catalog.get(p) is None]
         if unknown:
             raise RouterError(f"pinned tools not in the catalog: {', '.join(unknown)}")
@@ -75,19 +79,19 @@ class Retriever:
         *,
         pins: Iterable[str] = (),
         on_progress: ProgressCallback | None = None,
-        decompose: bool = False,
+        ranking: Ranking = DEFAULT,
     ) -> tuple[Retriever, EmbeddingStats]:
         """Embed what the cache lacks and index everything (blocking: run in a thread)."""
         if embedder is None:
             stats = EmbeddingStats(total=len(catalog), from_cache=0, embedded=0)
-            return cls(catalog, None, None, pins=pins, decompose=decompose), stats
+            return cls(catalog, None, None, pins=pins, ranking=ranking), stats
         vectors, stats = embed_records(catalog.records, embedder, cache, on_progress)
-        return cls(catalog, embedder, vectors, pins=pins, decompose=decompose), stats
+        return cls(catalog, embedder, vectors, pins=pins, ranking=ranking), stats
 
-    def with_rrf_k(self, rrf_k: float) -> Retriever:
-        """The same indexes, hybrid results fused with another RRF constant (to compare)."""
+    def with_ranking(self, ranking: Ranking) -> Retriever:
+        """The same indexes, hybrid results ordered another way (to compare rankings)."""
         clone = copy.copy(self)
-        clone._rrf_k = rrf_k
+        clone.ranking = ranking
         return clone
 
     @property
@@ -105,11 +109,13 @@ class Retriever:
         mode: SearchMode | str = SearchMode.HYBRID,
         tool_tokens: ToolTokens | None = None,
         query_vectors: Vectors | None = None,
+        lift: Mapping[ToolKey, float] | None = None,
     ) -> list[ScoredTool]:
         """The pinned tools, then the best `k` tools (or those fitting `budget` tokens).
 
         `query_vectors` lets a caller that already embedded the query (and its step parts,
-        see `embed_query`) skip embedding it again.
+        see `embed_query`) skip embedding it again. `lift` raises tools called after similar
+        earlier queries (`UsageMemory.lift`), in hybrid mode.
         """
         mode = SearchMode(mode)
         if mode is not SearchMode.BM25 and self._dense is None:
@@ -120,7 +126,7 @@ class Retriever:
         texts = self.query_texts(query)
         if mode is not SearchMode.BM25 and query_vectors is None:
             query_vectors = self.embed_query(query)
-        ranked, scores, signals = self._rank(texts, query_vectors, mode, depth)
+        ranked, scores, signals = self._rank(query, texts, query_vectors, mode, depth, lift)
 
         named = [p for p in self._names.match(query) if p not in self.pins]
         order = (
@@ -133,8 +139,8 @@ class Retriever:
         ]
 
     def query_texts(self, query: str) -> list[str]:
-        """The whole query, then its step parts when it asks for several things."""
-        parts = split_steps(query) if self._decompose else []
+        """The whole query, then its step clauses when it asks for several things."""
+        parts = split_steps(query) if self.ranking.step_weight > 0 else []
         return [query, *parts]
 
     def embed_query(self, query: str) -> Vectors:
@@ -144,47 +150,96 @@ class Retriever:
 
     def _rank(
         self,
+        query: str,
         texts: Sequence[str],
         query_vectors: Vectors | None,
         mode: SearchMode,
         depth: int,
+        lift: Mapping[ToolKey, float] | None = None,
     ) -> tuple[list[int], dict[int, float], _Signals]:
-        """The merged order, each tool's best score over the query texts, and the signals
-        of the whole query."""
-        per_text: list[list[int]] = []
-        best: dict[int, float] = {}
-        signals: _Signals | None = None
-        for index, text in enumerate(texts):
-            dense_scores = bm25_scores = None
-            rankings: list[npt.NDArray[np.intp]] = []
-            if mode is not SearchMode.BM25:
-                assert self._dense is not None and query_vectors is not None
-                dense_scores = self._dense.scores(query_vectors[index])
-                rankings.append(top_n(dense_scores, depth)[0])
-            if mode is not SearchMode.DENSE:
-                bm25_scores = self._lexical.scores(text)
-                positive = int(np.count_nonzero(bm25_scores > 0))
-                rankings.append(top_n(bm25_scores, min(depth, positive))[0])
-            if len(rankings) == 1:
-                order = rankings[0].tolist()
-                raw = dense_scores if dense_scores is not None else bm25_scores
-                assert raw is not None
-                text_scores = {p: float(raw[p]) for p in order}
-            else:
-                text_scores = reciprocal_rank_fusion(rankings, k=self._rrf_k)
-                order = sorted(text_scores, key=lambda p: (-text_scores[p], p))[:depth]
-            per_text.append(order)
-            for position in order:
-                best[position] = max(best.get(position, -np.inf), text_scores[position])
-            if index == 0:
-                signals = _Signals(
-                    dense_scores=dense_scores,
-                    dense_ranks=_ranks(rankings[0]) if dense_scores is not None else {},
-                    bm25_scores=bm25_scores,
-                    bm25_ranks=_ranks(rankings[-1]) if bm25_scores is not None else {},
-                )
-        assert signals is not None
-        return _interleave(per_text, depth), best, signals
+        """The order, each ordered tool's score, and the signals of the whole query."""
+        dense = bm25 = None
+        if mode is not SearchMode.BM25:
+            assert self._dense is not None and query_vectors is not None
+            dense = self._dense.scores(query_vectors[0])
+        if mode is not SearchMode.DENSE:
+            bm25 = self._lexical.scores(texts[0])
+        dense_top = top_n(dense, depth)[0] if dense is not None else None
+        bm25_top = _positive_top(bm25, depth) if bm25 is not None else None
+        signals = _Signals(
+            dense_scores=dense,
+            dense_ranks=_ranks(dense_top) if dense_top is not None else {},
+            bm25_scores=bm25,
+            bm25_ranks=_ranks(bm25_top) if bm25_top is not None else {},
+        )
+        if mode is not SearchMode.HYBRID:  # one signal, as it ranks on its own
+            raw, top = (dense, dense_top) if dense is not None else (bm25, bm25_top)
+            assert raw is not None and top is not None
+            order = top.tolist()
+            return order, {p: float(raw[p]) for p in order}, signals
+        assert dense is not None and bm25 is not None and query_vectors is not None
+        assert dense_top is not None and bm25_top is not None
+        scores = self._fuse(dense_top, bm25_top, dense, bm25)
+        for index in range(1, len(texts)):  # step clauses: a tool keeps its best score
+            assert self._dense is not None
+            step_dense = self._dense.scores(query_vectors[index])
+            step_bm25 = self._lexical.scores(texts[index])
+            step = self._fuse(
+                top_n(step_dense, depth)[0], _positive_top(step_bm25, depth), step_dense, step_bm25
+            )
+            weight = self.ranking.step_weight
+            for position, score in step.items():
+                scores[position] = max(scores.get(position, -np.inf), weight * score)
+        self._add_bonuses(query, scores, dense, bm25, lift or {})
+        order = sorted(scores, key=lambda p: (-scores[p], -dense[p], -bm25[p], p))[:depth]
+        return order, scores, signals
+
+    def _fuse(
+        self,
+        dense_top: npt.NDArray[np.intp],
+        bm25_top: npt.NDArray[np.intp],
+        dense: npt.NDArray[np.float32],
+        bm25: npt.NDArray[np.float32],
+    ) -> dict[int, float]:
+        """Fused scores of the tools either signal read."""
+        if self.ranking.fusion == "rrf":
+            return reciprocal_rank_fusion([dense_top, bm25_top], k=self.ranking.rrf_k)
+        candidates = np.union1d(dense_top, bm25_top)
+        fused = relative_score_fusion(candidates, dense, bm25, self.ranking.bm25_weight)
+        return dict(zip(candidates.tolist(), fused.tolist(), strict=True))
+
+    def _add_bonuses(
+        self,
+        query: str,
+        scores: dict[int, float],
+        dense: npt.NDArray[np.float32],
+        bm25: npt.NDArray[np.float32],
+        lift: Mapping[ToolKey, float],
+    ) -> None:
+        """Every tool of a named server rises, and every tool used after a similar query;
+        then the leading tool's server-mates. The bonuses are fractions of the best fused
+        score, so they mean the same under either fusion."""
+        ranking = self.ranking
+        if not scores:
+            return
+        scale = max(scores.values())
+        if ranking.usage_bonus:
+            for (server, name), strength in lift.items():
+                record = self.catalog.by_key(server, name)
+                if record is not None:
+                    position = self.catalog.position(record.qualified_name)
+                    bonus = ranking.usage_bonus * strength * scale
+                    scores[position] = scores.get(position, 0.0) + bonus
+        if ranking.named_server_bonus:
+            bonus = ranking.named_server_bonus * scale
+            for server in self._servers.named(query):
+                for position in self._server_tools[server]:
+                    scores[position] = scores.get(position, 0.0) + bonus
+        if ranking.companion_bonus:
+            lead = min(scores, key=lambda p: (-scores[p], -dense[p], -bm25[p], p))
+            for position in self._server_tools[self.catalog.records[lead].server]:
+                if position in scores:
+                    scores[position] += ranking.companion_bonus * scale
 
     def _select(
         self,
@@ -235,17 +290,6 @@ def _score_at(scores: npt.NDArray[np.float32] | None, position: int) -> float | 
     return None if scores is None else float(scores[position])
 
 
-def _interleave(rankings: Sequence[Sequence[int]], depth: int) -> list[int]:
-    """Round-robin merge: the whole query's best, then each part's best, and so on.
-
-    With one ranking this is that ranking. With parts, every step of a multi-step request
-    gets its best tool into the first few places instead of the whole query's near-duplicates.
-    """
-    merged: dict[int, None] = {}
-    for rank in range(depth):
-        for ranking in rankings:
-            if rank < len(ranking):
-                merged.setdefault(ranking[rank], None)
-        if len(merged) >= depth:
-            break
-    return list(merged)[:depth]
+def _positive_top(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
+    """The best `depth` tools BM25 matched at all (a zero score matched no query word)."""
+    return top_n(scores, min(depth, int(np.count_nonzero(scores > 0))))[0]

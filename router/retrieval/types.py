@@ -35,3 +35,39 @@ class ScoredTool:
     @property
     def qualified_name(self) -> str:
         return self.tool.qualified_name
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """How hybrid search orders tools. The defaults are what won on the development half of
+    the public query sets (benchmarks/README.md, "Ablation"); `PREVIOUS` is the ranking
+    they replaced, kept so the benchmarks can compare against it.
+
+    - `fusion`: "score" adds each signal's score relative to that signal's best for the
+      query (dense cosine / best cosine, BM25 / best BM25), BM25 weighted `bm25_weight`;
+      "rrf" is reciprocal rank fusion with constant `rrf_k`.
+    - `step_weight`: a multi-step request's step clauses are ranked too, and a tool keeps
+      its best score: the whole request's, or a step's times this weight (0: no steps).
+    - `named_server_bonus`: added to every tool of a server the request names ("on GitHub").
+    - `companion_bonus`: added to the leading tool's server-mates (tasks that need several
+      tools often need them from one server). Off: it did not win on the dev half.
+
+    - `usage_bonus`: added, times its strength, to a tool called after a similar earlier
+      query (`router.retrieval.usage`).
+
+    Bonuses are fractions of the query's best fused score.
+    """
+
+    fusion: str = "score"
+    bm25_weight: float = 0.4
+    rrf_k: float = 20.0
+    step_weight: float = 0.8
+    named_server_bonus: float = 0.1
+    companion_bonus: float = 0.0
+    usage_bonus: float = 0.5
+
+
+DEFAULT = Ranking()
+
+PREVIOUS = Ranking(fusion="rrf", step_weight=0.0, named_server_bonus=0.0, companion_bonus=0.0)
+"""The ranking before score fusion, steps, named servers and companions (RRF, k = 20)."""

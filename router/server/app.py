@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -20,6 +21,7 @@ from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.errors import EmbeddingError
+from router.retrieval.usage import USAGE_FILE, UsageMemory
 from router.server import aggregate, tools
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
@@ -52,7 +54,9 @@ async def router_state(
     """Start the upstream pool, the model load and the indexer together; yield the state
     handlers read. Nothing here waits for them: requests that need them do (`RouterState`)."""
     settings = config.router
-    cache = EmbeddingCache(settings.cache_dir or default_cache_dir())
+    cache_dir = settings.cache_dir or default_cache_dir()
+    cache = EmbeddingCache(cache_dir)
+    usage_file = cache_dir / USAGE_FILE if settings.learn else None
     changes = Changes()
     index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin], on_swap=changes.notify)
     # Requests at start wait at most the router-wide connect timeout for starting upstreams;
@@ -78,20 +82,29 @@ async def router_state(
                 changes=changes,
                 startup_deadline=anyio.current_time() + connect_budget,
             )
-            task_group.start_soon(_load_model, embedder, state)
+            task_group.start_soon(_load_model, embedder, state, usage_file)
             yield state
         task_group.cancel_scope.cancel()
 
 
-async def _load_model(embedder: Embedder | None, state: RouterState) -> None:
+async def _load_model(
+    embedder: Embedder | None, state: RouterState, usage_file: Path | None
+) -> None:
     """Load the model in a worker thread while the upstreams connect, so neither the first
     index nor the first query pays for it. A model that fails to load is reported by the
-    index, which then ranks with BM25 alone."""
+    index, which then ranks with BM25 alone. Usage feedback opens with it: its vectors are
+    the model's."""
     try:
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
+            if usage_file is not None:
+                state.usage = await anyio.to_thread.run_sync(
+                    UsageMemory, embedder.model_id, usage_file
+                )
     except EmbeddingError as exc:
         logger.error("embedding model unusable: %s", exc)
+    except Exception as exc:  # a damaged usage file costs the feedback, not the router
+        logger.warning("usage feedback off: %s cannot be read (%s)", usage_file, exc)
     finally:
         state.model_ready.set()
         state.changes.notify()

@@ -13,14 +13,25 @@ from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.changes import Changes
+from router.embedding.base import Vectors
 from router.errors import ToolNotFound
 from router.meta_tools import meta_tool_records
 from router.readiness import Coverage, coverage
 from router.retrieval.types import ScoredTool
+from router.retrieval.usage import UsageMemory
 from router.server.index import LiveIndex, Snapshot
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic"]
+
+
+@dataclass(frozen=True, slots=True)
+class LastSearch:
+    """A connection's last `search_tools`: what a following call is learnt against."""
+
+    query: str
+    vector: Vectors
+    shown: frozenset[tuple[str, str]]
 
 
 @dataclass
@@ -42,6 +53,11 @@ class RouterState:
     """Set once the embedding model is loaded (or failed, or there is none)."""
     startup_deadline: float = 0.0
     """When waiting for starting upstreams stops (anyio clock): start + connect timeout."""
+    usage: UsageMemory | None = None
+    """Usage feedback (`router.learn`), set once the model is loaded; None when off."""
+    last_searches: weakref.WeakKeyDictionary[Connection, LastSearch] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     @property
     def snapshot(self) -> Snapshot:
@@ -70,19 +86,44 @@ class RouterState:
                 await self.changes.wait()
         return self.coverage()
 
-    async def search(self, query: str, k: int | None = None) -> list[ScoredTool]:
+    async def search(
+        self, query: str, k: int | None = None, connection: Connection | None = None
+    ) -> list[ScoredTool]:
         """Top-k tools, once the starting upstreams are indexed (see `until_covered`);
-        embedding runs in a worker thread."""
+        embedding runs in a worker thread. Tools called after similar earlier searches
+        rise (`usage`); with a `connection`, this search is what its next call teaches."""
         await self.until_covered()
         retriever = self.snapshot.retriever
         if retriever is None:
             return []
         size = k or self.k
+        usage = self.usage
+        mode = retriever.modes[0]
 
-        def run() -> list[ScoredTool]:
-            return retriever.search(query, k=size, mode=retriever.modes[0])
+        def run() -> tuple[list[ScoredTool], Vectors | None]:
+            if usage is None or mode.value == "bm25":
+                return retriever.search(query, k=size, mode=mode), None
+            vectors = retriever.embed_query(query)
+            lift = usage.lift(vectors[0])
+            found = retriever.search(query, k=size, mode=mode, query_vectors=vectors, lift=lift)
+            return found, vectors[0]
 
-        return await anyio.to_thread.run_sync(run)
+        results, vector = await anyio.to_thread.run_sync(run)
+        if connection is not None and vector is not None:
+            shown = frozenset(r.tool.key for r in results)
+            self.last_searches[connection] = LastSearch(query, vector, shown)
+        return results
+
+    async def learn(self, connection: Connection, record: ToolRecord) -> None:
+        """A call succeeded: if the connection's last search showed this tool, remember
+        the pair, once (the SQLite write runs in a worker thread)."""
+        usage, last = self.usage, self.last_searches.get(connection)
+        if usage is None or last is None or record.key not in last.shown:
+            return
+        self.last_searches[connection] = LastSearch(
+            last.query, last.vector, last.shown - {record.key}
+        )
+        await anyio.to_thread.run_sync(usage.record, last.query, last.vector, [record.key])
 
     async def resolve_when_ready(self, name: str) -> ToolRecord:
         """`resolve`, but a name unknown while upstreams are starting waits for them first:

@@ -110,16 +110,17 @@ async def _search_tools(
         raise InvalidParams("search_tools: missing required field 'query'")
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
         raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
-    results = await state.search(query, k)
+    results = await state.search(query, k, _connection(ctx))
     coverage = state.coverage()
+    indexed = len(state.snapshot.catalog)
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
         if state.session_tools.get(_connection(ctx)) != names:
             state.session_tools[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
-        content=[types.TextContent(text=text_results(query, results, coverage))],
-        structured_content=structured_results(query, results, coverage),
+        content=[types.TextContent(text=text_results(query, results, coverage, indexed))],
+        structured_content=structured_results(query, results, coverage, indexed),
     )
 
 
@@ -133,7 +134,7 @@ async def forward(
     record = await state.resolve_when_ready(name)
     validate_arguments(record.qualified_name, record.input_schema, arguments)
     try:
-        return await state.pool.call_tool(
+        result = await state.pool.call_tool(
             record.server,
             record.name,
             arguments,
@@ -144,6 +145,12 @@ async def forward(
     except UpstreamError as exc:
         logger.warning("call to %s failed: %s", record.qualified_name, exc)
         return tool_error_result(exc)
+    if not result.is_error:
+        try:
+            await state.learn(_connection(ctx), record)
+        except Exception:  # learning is a hint: it must never fail the call it follows
+            logger.warning("usage feedback not recorded", exc_info=True)
+    return result
 
 
 def _wants_progress(ctx: Context) -> bool:
