@@ -67,7 +67,7 @@ def test_a_lift_raises_a_tool_the_query_alone_ranks_low() -> None:
     low = plain[-1].tool.key
     lifted = retriever.search(query, k=2, lift={low: 1.0})
     assert lifted[0].tool.key == low
-    assert lifted[0].score > plain[0].score  # the bonus is half the best fused score
+    assert lifted[0].score > plain[0].score  # the bonus is the best fused score, times 1.0
 
 
 def _config(tmp_path: Path, **router: object) -> Path:

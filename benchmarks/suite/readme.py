@@ -40,7 +40,7 @@ def section(report: dict[str, Any], charts: list[Path], readme: Path) -> str:
 
 def _dataset_sections(report: dict[str, Any]) -> list[str]:
     return [
-        "### Acceptance (issue 5)",
+        "### Acceptance: margins with 95% intervals (test half)",
         render.acceptance_table(report),
         "### Selection accuracy at each set's own size",
         render.accuracy_table(report),

@@ -78,6 +78,7 @@ def run_line(report: dict[str, Any]) -> str:
         f"{m['load_average_1m_at_end']}). Model `{report['model']}`, {peer}, tokens "
         f"`{report['encoding']}`, seed {report['settings']['seed']}."
         + (f" Queries: {samples}." if samples else "")
+        + f" Query half: {report['settings'].get('split', 'all')}."
     )
 
 

@@ -64,7 +64,7 @@ class Ranking:
     step_weight: float = 0.8
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
-    usage_bonus: float = 0.5
+    usage_bonus: float = 1.0
 
 
 DEFAULT = Ranking()
