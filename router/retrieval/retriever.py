@@ -125,7 +125,10 @@ class Retriever:
         depth = max(CANDIDATE_DEPTH, k or 0)
         texts = self.query_texts(query)
         if mode is not SearchMode.BM25 and query_vectors is None:
-            query_vectors = self.embed_query(query)
+            assert self._embedder is not None  # dense alone reads the whole query only
+            query_vectors = self._embedder.embed_queries(
+                texts if mode is SearchMode.HYBRID else texts[:1]
+            )
         ranked, scores, signals = self._rank(query, texts, query_vectors, mode, depth, lift)
 
         named = [p for p in self._names.match(query) if p not in self.pins]
