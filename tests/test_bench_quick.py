@@ -68,7 +68,7 @@ def test_quick_run_prices_meta_tools_and_checks_token_counts(
 def test_quick_run_writes_markdown_and_charts(quick_run: tuple[Path, dict[str, Any]]) -> None:
     out, report = quick_run
     text = (out / "bench.md").read_text(encoding="utf-8")
-    assert "### Acceptance (issue 5)" in text and "router (hybrid)" in text
+    assert "### Acceptance: margins with 95% intervals" in text and "router (hybrid)" in text
     assert report["acceptance"]["checks"]
     if charts.available():
         assert (out / "bench-accuracy-vs-catalog-size.png").stat().st_size > 1000
