@@ -48,12 +48,22 @@ class ServerNames:
     """Finds the servers a request names, among those of one catalog."""
 
     def __init__(self, servers: Iterable[str]) -> None:
-        self._words = {s: w for s in dict.fromkeys(servers) if (w := name_words(s))}
+        # indexed by a word each name must contain (its first), and by its joined form, so
+        # a query looks at the few servers it could name, not at every server
+        self._by_first: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        self._by_joined: dict[str, list[str]] = {}
+        for server in dict.fromkeys(servers):
+            words = name_words(server)
+            if words:
+                self._by_first.setdefault(words[0], []).append((server, words))
+                self._by_joined.setdefault("".join(words), []).append(server)
 
     def named(self, query: str) -> set[str]:
         said = {*_WORD.findall(query.lower()), *_WORD.findall(split_identifier(query).lower())}
-        return {
-            server
-            for server, words in self._words.items()
-            if said.issuperset(words) or "".join(words) in said  # "GitHub" as "github"
-        }
+        found: set[str] = set()
+        for word in said:
+            for server, words in self._by_first.get(word, ()):
+                if said.issuperset(words):
+                    found.add(server)
+            found.update(self._by_joined.get(word, ()))  # "GitHub" said as "github"
+        return found
