@@ -283,6 +283,9 @@ class RouterSettings(BaseModel):
     include: list[Pattern] = Field(default_factory=list)
     exclude: list[Pattern] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    steps: bool = False
+    """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
+    requests that need several tools, one more query embedding per clause."""
     learn: bool = True
     """Usage feedback: tools called after a search rise for similar queries later. The pairs
     stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""

@@ -10,7 +10,7 @@ from router.retrieval.decompose import split_steps
 from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.retriever import Retriever, SearchMode
 from router.retrieval.servers import ServerNames
-from router.retrieval.types import DEFAULT, PREVIOUS
+from router.retrieval.types import DEFAULT, PREVIOUS, STEP_WEIGHT
 from tests.conftest import make_catalog
 
 
@@ -128,17 +128,18 @@ def test_multi_step_requests_are_split_into_steps() -> None:
     assert split_steps("what time is it in Tokyo") == []
 
 
-def test_each_step_of_a_request_surfaces_a_tool() -> None:
+def test_each_step_of_a_request_surfaces_a_tool_with_steps_on() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
-    names = [r.qualified_name for r in _retriever().search(query, k=3)]
+    steps = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT)
+    names = [r.qualified_name for r in _retriever(ranking=steps).search(query, k=3)]
     assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
 
 
-def test_without_step_clauses_a_request_is_ranked_whole() -> None:
-    retriever = _retriever(ranking=dataclasses.replace(DEFAULT, step_weight=0.0))
+def test_by_default_a_request_is_ranked_whole() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
-    assert retriever.query_texts(query) == [query]
-    assert len(_retriever().query_texts(query)) == 4
+    assert _retriever().query_texts(query) == [query]
+    steps = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT)
+    assert len(_retriever(ranking=steps).query_texts(query)) == 4
 
 
 def test_ranking_is_deterministic() -> None:

@@ -9,7 +9,7 @@ from router.embedding.hashing import HashingEmbedder
 from router.meta_tools import meta_tool_records
 from router.readiness import Coverage
 from router.rendering import structured_results, text_results
-from router.retrieval.types import ScoredTool
+from router.retrieval.types import STEP_WEIGHT, Ranking, ScoredTool
 from router.server.index import LiveIndex
 from router.tool_patterns import resolve_pins
 from router.validation import ArgumentsInvalid, validate_arguments
@@ -65,6 +65,17 @@ async def test_live_index_rebuilds_once_for_updates_and_orders_by_server() -> No
     with anyio.fail_after(10):
         again = await index.rebuild()
     assert again is snapshot  # nothing changed: no new generation
+
+
+async def test_the_live_index_ranks_with_the_configured_ranking() -> None:
+    steps = Ranking(step_weight=STEP_WEIGHT)
+    index = LiveIndex(HashingEmbedder(), None, ranking=steps)
+    index.submit("a", _specs("one"))
+    with anyio.fail_after(10):
+        snapshot = await index.rebuild()
+    assert snapshot.retriever is not None and snapshot.retriever.ranking == steps
+    query = "find the papers, then write a report"
+    assert len(snapshot.retriever.query_texts(query)) == 3
 
 
 async def test_live_index_run_swaps_in_new_tools() -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.errors import EmbeddingError
+from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE, UsageMemory
 from router.server import aggregate, tools
 from router.server.errors import errors_as_mcp
@@ -58,7 +60,14 @@ async def router_state(
     cache = EmbeddingCache(cache_dir)
     usage_file = cache_dir / USAGE_FILE if settings.learn else None
     changes = Changes()
-    index = LiveIndex(embedder, cache, pins=[str(p) for p in settings.pin], on_swap=changes.notify)
+    ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
+    index = LiveIndex(
+        embedder,
+        cache,
+        pins=[str(p) for p in settings.pin],
+        on_swap=changes.notify,
+        ranking=ranking,
+    )
     # Requests at start wait at most the router-wide connect timeout for starting upstreams;
     # an upstream given a longer one of its own is named as still starting after that.
     connect_budget = settings.timeouts.connect or DEFAULT_CONNECT_TIMEOUT

@@ -23,6 +23,7 @@ from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.errors import EmbeddingError
 from router.memory import release_free_memory
+from router.retrieval.types import DEFAULT, Ranking
 from router.tool_patterns import resolve_pins
 
 if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
@@ -52,8 +53,10 @@ class LiveIndex:
         cache: EmbeddingCache | None,
         pins: Sequence[str] = (),
         on_swap: Callable[[], None] | None = None,
+        ranking: Ranking = DEFAULT,
     ) -> None:
         self._embedder = embedder
+        self._ranking = ranking
         self._on_swap = on_swap
         self._cache = cache
         self._pins = tuple(pins)
@@ -142,7 +145,9 @@ class LiveIndex:
     def _build(self, catalog: Catalog, generation: int) -> Snapshot:
         from router.retrieval.retriever import Retriever
 
-        retriever, stats = Retriever.build(catalog, self._embedder, self._cache)
+        retriever, stats = Retriever.build(
+            catalog, self._embedder, self._cache, ranking=self._ranking
+        )
         if stats.embedded:
             logger.info("embedded %d new tools (%d from cache)", stats.embedded, stats.from_cache)
         for collision in catalog.collisions:
