@@ -74,8 +74,9 @@ def run_set(
     for size in SIZES:
         catalog = Catalog.from_specs(data.scaled_specs(query_set, order, size))
         retriever, _ = Retriever.build(catalog, embedder, cache)
-        if not vectors:  # the step clauses are the same for every ranking that splits
-            vectors = [retriever.embed_query(q.text) for q in queries]
+        if not vectors:  # the query and its step clauses, for every ranking and size
+            splitting = retriever.with_ranking(VARIANTS["+ step clauses"])
+            vectors = [splitting.embed_query(q.text) for q in queries]
         resolved, _ = resolve_gold(catalog, queries)
         results: dict[str, Any] = {}
         for label, ranking in VARIANTS.items():
