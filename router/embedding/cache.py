@@ -38,6 +38,18 @@ def default_cache_dir() -> Path:
     return Path(base) / "mcp-router"
 
 
+def connect(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection to one of the router's SQLite files in the cache folder, made if absent:
+    WAL, so readers never block the one writer, and a 30 s wait for another process's lock."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=30)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(schema)
+    return connection
+
+
 class EmbeddingCache:
     """Vectors by fingerprint; blocking I/O, so call it from a worker thread in async code."""
 
@@ -45,13 +57,7 @@ class EmbeddingCache:
         self.path = directory / "embeddings.sqlite3"
 
     def _connect(self) -> sqlite3.Connection:
-        import sqlite3
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=30)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute(_SCHEMA)
-        return connection
+        return connect(self.path, _SCHEMA)
 
     def iter_vectors(
         self, model_id: str, fingerprints: Iterable[str]

@@ -60,7 +60,7 @@ class Retriever:
         self._dense = DenseIndex(vectors) if vectors is not None else None
         self._lexical = LexicalIndex([r.search_text for r in catalog.records])
         self._names = NameMatcher(catalog.records)
-        self._servers = ServerNames(r.server for r in catalog.records)
+        self._servers = ServerNames(catalog.servers)
         self._server_tools: dict[str, list[int]] = {}
         for position, record in enumerate(catalog.records):
             self._server_tools.setdefault(record.server, []).append(position)
@@ -183,6 +183,7 @@ class Retriever:
         assert dense is not None and bm25 is not None and query_vectors is not None
         assert dense_top is not None and bm25_top is not None
         scores = self._fuse(dense_top, bm25_top, dense, bm25)
+        weight = self.ranking.step_weight
         for index in range(1, len(texts)):  # step clauses: a tool keeps its best score
             assert self._dense is not None
             step_dense = self._dense.scores(query_vectors[index])
@@ -190,7 +191,6 @@ class Retriever:
             step = self._fuse(
                 top_n(step_dense, depth)[0], _positive_top(step_bm25, depth), step_dense, step_bm25
             )
-            weight = self.ranking.step_weight
             for position, score in step.items():
                 scores[position] = max(scores.get(position, -np.inf), weight * score)
         self._add_bonuses(query, scores, dense, bm25, lift or {})

@@ -49,11 +49,10 @@ class Ranking:
     - `step_weight`: a multi-step request's step clauses are ranked too, and a tool keeps
       its best score: the whole request's, or a step's times this weight (0: no steps).
       Off by default: it lifts multi-tool requests (MSC-Bench L4) but costs an embedding per
-      clause, 2 ms of p50 at 20k tools; `router.steps: true` turns it on (`STEPS`).
+      clause, 2 ms of p50 at 20k tools; `router.steps: true` turns it on (`STEP_WEIGHT`).
     - `named_server_bonus`: added to every tool of a server the request names ("on GitHub").
     - `companion_bonus`: added to the leading tool's server-mates (tasks that need several
       tools often need them from one server). Off: it did not win on the dev half.
-
     - `usage_bonus`: added, times its strength, to a tool called after a similar earlier
       query (`router.retrieval.usage`).
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from router.embedding.base import Vectors
+from router.embedding.cache import connect
 
 if TYPE_CHECKING:
     import sqlite3
@@ -68,7 +69,7 @@ class UsageMemory:
         self.threshold = threshold
         self.max_pairs = max_pairs
         self._lock = threading.Lock()
-        self._pairs: dict[tuple[str, str, str], int] = {}  # (query, server, tool) -> row
+        self._pairs: set[tuple[str, str, str]] = set()  # (query, server, tool) held
         self._keys: list[ToolKey] = []
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         self._rows: list[npt.NDArray[np.float32]] = []
@@ -79,14 +80,8 @@ class UsageMemory:
         return len(self._keys)
 
     def _connect(self) -> sqlite3.Connection:
-        import sqlite3
-
         assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, timeout=30)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute(_SCHEMA)
-        return connection
+        return connect(self.path, _SCHEMA)
 
     def _load(self) -> None:
         import numpy as np
@@ -106,7 +101,7 @@ class UsageMemory:
     def _append(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> None:
         import numpy as np
 
-        self._pairs[(query, *key)] = len(self._keys)
+        self._pairs.add((query, *key))
         self._keys.append(key)
         self._rows.append(vector)
         self._vectors = np.zeros((0, 0), dtype=np.float32)  # rebuilt on the next lift

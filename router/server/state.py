@@ -17,8 +17,8 @@ from router.embedding.base import Vectors
 from router.errors import ToolNotFound
 from router.meta_tools import meta_tool_records
 from router.readiness import Coverage, coverage
-from router.retrieval.types import ScoredTool
-from router.retrieval.usage import UsageMemory
+from router.retrieval.types import ScoredTool, SearchMode
+from router.retrieval.usage import ToolKey, UsageMemory
 from router.server.index import LiveIndex, Snapshot
 from router.upstream import UpstreamPool
 
@@ -31,7 +31,7 @@ class LastSearch:
 
     query: str
     vector: Vectors
-    shown: frozenset[tuple[str, str]]
+    shown: frozenset[ToolKey]
 
 
 @dataclass
@@ -101,7 +101,7 @@ class RouterState:
         mode = retriever.modes[0]
 
         def run() -> tuple[list[ScoredTool], Vectors | None]:
-            if usage is None or mode.value == "bm25":
+            if usage is None or mode is SearchMode.BM25:
                 return retriever.search(query, k=size, mode=mode), None
             vectors = retriever.embed_query(query)
             lift = usage.lift(vectors[0])
