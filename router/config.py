@@ -70,6 +70,7 @@ DEFAULT_PING_INTERVAL = 15.0
 does not notice when its server goes away."""
 DEFAULT_HTTP_PORT = 8765
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_RESULT_TOKENS = 25_000
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,13 @@ class _ServerBase(BaseModel):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     include: list[Pattern] = Field(default_factory=list)
     exclude: list[Pattern] = Field(default_factory=list)
+    prefix: bool = True
+    """`false` keeps the upstream's tool names unprefixed (`get_current_time`, not
+    `time__get_current_time`); two servers listing the same unprefixed name is a config error."""
+    result_tokens: int | None = Field(default=None, ge=0)
+    """This server's own `router.limits.result_tokens` (0: no limit for its results)."""
+    confirm_destructive: bool = False
+    """Ask the user before every call to a tool annotated `destructiveHint: true`."""
 
     @property
     def connect_mode(self) -> str:
@@ -267,6 +275,30 @@ class HttpSettings(BaseModel):
     """Larger request bodies are refused with 413."""
 
 
+class Limits(BaseModel):
+    """The `router.limits` section: what a tool result may cost the model's context."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result_tokens: int = Field(default=DEFAULT_RESULT_TOKENS, ge=0)
+    """Results longer than this many tokens are cut (0: no limit). The default is the limit
+    Claude Code applies to MCP tool output."""
+
+
+class Policy(BaseModel):
+    """The `router.policy` section: which tools may be called, and which ask first.
+
+    Each entry is a `server/tool` glob (as in `pin`) or a qualified name. `deny` wins over
+    everything; a tool matched by `confirm` asks the user through elicitation before each call;
+    a non-empty `allow` makes every tool it does not match denied."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[Pattern] = Field(default_factory=list)
+    deny: list[Pattern] = Field(default_factory=list)
+    confirm: list[Pattern] = Field(default_factory=list)
+
+
 class RouterSettings(BaseModel):
     """The `router` section: how the routed server behaves."""
 
@@ -275,7 +307,9 @@ class RouterSettings(BaseModel):
     k: int = Field(default=5, ge=1, le=100)
     pin: list[Pattern] = Field(default_factory=list)
     """Tools always listed: qualified names (`time__get_current_time`) or `server/tool` globs."""
-    mode: Literal["search", "dynamic"] = "search"
+    mode: Literal["search", "dynamic", "all"] = "search"
+    """`search` lists pins and the meta-tools; `dynamic` adds each session's last search;
+    `all` lists every tool (pass-through, for small setups and transparency checks)."""
     model: Annotated[str, Field(min_length=1)] = "all-MiniLM-L6-v2"
     cache_dir: Path | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
@@ -289,6 +323,8 @@ class RouterSettings(BaseModel):
     learn: bool = True
     """Usage feedback: tools called after a search rise for similar queries later. The pairs
     stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""
+    limits: Limits = Field(default_factory=Limits)
+    policy: Policy = Field(default_factory=Policy)
 
 
 class RouterConfig(BaseModel):
@@ -528,6 +564,11 @@ def _describe(where: str, error: Any) -> str:
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
     """Only the closed models can reject a key: `timeouts` objects, `router.http`, `router`."""
-    closed: dict[int | str, type[BaseModel]] = {"timeouts": Timeouts, "http": HttpSettings}
+    closed: dict[int | str, type[BaseModel]] = {
+        "timeouts": Timeouts,
+        "http": HttpSettings,
+        "limits": Limits,
+        "policy": Policy,
+    }
     model = closed.get(loc[-1], RouterSettings) if loc else RouterSettings
     return list(model.model_fields)
