@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
 from router import __version__
 from router.commands import bench, evaluate, inspect, route, serve
-from router.errors import RouterError
+from router.errors import RouterError, ServeError, UpstreamError
+
+SIGPIPE_EXIT = 141
+"""128 + SIGPIPE: what a shell reports for a program whose reader went away (`| head`)."""
+# Bad input (an option value, a config or data file) is a usage error, exit code 2 as for
+# argparse's own; these failed at run time instead, exit code 1.
+_RUNTIME_FAILURES = (ServeError, UpstreamError)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,9 +54,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.verbose)
     try:
         code: int = args.handler(args)
+        sys.stdout.flush()  # a closed stdout fails here, not at interpreter exit
+    except BrokenPipeError:
+        _silence_stdout()
+        return SIGPIPE_EXIT
     except RouterError as exc:
         print(f"mcp-router {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(exc, _RUNTIME_FAILURES) else 2
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: Python flushes it again at exit, which would fail again
+    (the recipe of the `signal` module's "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout with no file descriptor (captured in tests)
+        pass
+    finally:
+        os.close(devnull)

@@ -2,8 +2,9 @@
 
 A Claude Desktop or Cursor file loads as it is; per-upstream router settings (`protocol`,
 `timeouts`, `include`, `exclude`, `disabled`) may be added to any server entry, and keys
-that other hosts put there (`autoApprove`, `type`, ...) are tolerated. Every error is a
-`ConfigError` naming the file, the field path and the fix. Relative paths in `cwd`,
+that other hosts put there (`autoApprove`, `type`, ...) are tolerated; one that looks like
+a misspelled router key (`comand`, `exlude`) is an error naming the key meant. Every error
+is a `ConfigError` naming the file, the field path and the fix. Relative paths in `cwd`,
 `cache_dir` and `command` (one with a `/`, such as `../venv/bin/server`) are relative to the
 config file; a bare command name is looked up on PATH.
 
@@ -17,12 +18,13 @@ config file; a bare command name is looked up on PATH.
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -89,8 +91,30 @@ _FOREIGN_KEYS = frozenset(
         "icon",
         "notes",
         "oauth",
+        "trust",  # Gemini CLI
+        "authProviderType",
+        "dev",  # VS Code
+        "watchPaths",  # Roo Code
+        "startup_timeout_sec",  # Codex
+        "startup_timeout_ms",
+        "tool_timeout_sec",
+        "bearer_token_env_var",
+        "env_vars",
     }
 )
+# Other hosts' names for what the router reads under another name; ignoring one would
+# quietly change what is served (a tool filter or credentials dropped), so each is an error
+# that names the router's key.
+_OTHER_SPELLINGS = {
+    "serverUrl": "url",  # Windsurf
+    "httpUrl": "url",  # Gemini CLI
+    "http_headers": "headers",  # Codex
+    "includeTools": "include",  # Gemini CLI
+    "excludeTools": "exclude",
+    "enabled_tools": "include",  # Codex
+    "disabled_tools": "exclude",
+    "disabledTools": "exclude",  # Roo Code, Windsurf
+}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SERVER_KINDS = ("stdio", "remote")
 
@@ -248,6 +272,11 @@ def _server_kind(value: Any) -> str | None:
     return None
 
 
+_KIND_MODELS: dict[str, tuple[type[_ServerBase], ...]] = {
+    "stdio": (StdioServer,),
+    "remote": (RemoteServer,),
+}
+
 ServerConfig = Annotated[
     Annotated[StdioServer, Tag("stdio")] | Annotated[RemoteServer, Tag("remote")],
     Discriminator(
@@ -371,6 +400,11 @@ class RouterConfig(BaseModel):
             if name not in off and not server.disabled
         }
 
+    def result_tokens_for(self, name: str) -> int:
+        """The server's own `result_tokens`, else `router.limits.result_tokens` (0: no limit)."""
+        own = self.servers[name].result_tokens
+        return self.router.limits.result_tokens if own is None else own
+
     def timeouts_for(self, name: str) -> EffectiveTimeouts:
         """The server's own timeouts, else `router.timeouts`, else the built-in defaults."""
         own = self.servers[name].timeouts
@@ -405,12 +439,22 @@ def parse_config(
             'Fix: write {"mcpServers": {"name": {"command": ...}}}.'
         )
     context = {"environ": os.environ if environ is None else environ}
+    misspelled = _misspelled_server_keys(where, data)
+    typos = [line for lines in misspelled.values() for line in lines]
     try:
         config = RouterConfig.model_validate(data, context=context)
     except ValidationError as exc:
-        raise ConfigError("\n".join(_describe(where, error) for error in exc.errors())) from None
+        # A kindless entry with a misspelled `command` or `url`: the typo says it all.
+        rest = [
+            _describe(where, error)
+            for error in exc.errors()
+            if not (error["type"] == "server_kind" and error["loc"][1] in misspelled)
+        ]
+        raise ConfigError("\n".join([*typos, *rest])) from None
     except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError("\n".join([*typos, f"{where}: {exc}"])) from None
+    if typos:
+        raise ConfigError("\n".join(typos))
     for name, server in config.servers.items():
         unknown = sorted(set(server.model_extra or {}) - _FOREIGN_KEYS)
         if unknown:
@@ -554,12 +598,60 @@ def _describe(where: str, error: Any) -> str:
     loc: tuple[int | str, ...] = tuple(error["loc"])
     kind: str = error["type"]
     if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        meant = _closest(str(loc[-1]), allowed)
+        if meant is not None:
+            return (
+                f"{where}: {_field_path(loc)}: unknown key '{loc[-1]}' \u2014 did you mean "
+                f"'{meant}'? Fix: rename it to '{meant}' (the keys here: {', '.join(allowed)})."
+            )
         return (
             f"{where}: {_field_path(loc)}: unknown key. Fix: remove it, or use one of: "
-            f"{', '.join(_allowed_keys(loc[:-1]))}."
+            f"{', '.join(allowed)}."
         )
     fix = _FIXES.get(kind, "see the configuration section of the README")
     return f"{where}: {_field_path(loc)}: {error['msg']}. Fix: {fix}."
+
+
+def _misspelled_server_keys(where: str, data: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Keys of server entries that look like a misspelled key the router reads (`comand`,
+    `ulr`, `arg`), or another host's name for one (`serverUrl`): one message each, by
+    server name.
+
+    Server entries keep unknown keys (hosts put their own there), so pydantic cannot refuse
+    these; left alone, `comand` would read as an entry without `command`, and `exlude` or
+    `headrs` as a server with no filter or credentials.
+    """
+    field = next((key for key in ("mcpServers", "mcp_servers", "servers") if key in data), None)
+    servers = data.get(field) if field is not None else None
+    if not isinstance(servers, Mapping):
+        return {}
+    found: dict[str, list[str]] = {}
+    for name, entry in servers.items():
+        if not isinstance(entry, Mapping):
+            continue
+        kind = _server_kind(entry)
+        models = _KIND_MODELS[kind] if kind else (StdioServer, RemoteServer)
+        known = {key for model in models for key in model.model_fields}
+        for key in entry:
+            if key in known or not isinstance(key, str):
+                continue
+            meant = _OTHER_SPELLINGS.get(key) or (
+                None if key in _FOREIGN_KEYS else _closest(key, known - set(entry))
+            )
+            if meant is not None:
+                found.setdefault(str(name), []).append(
+                    f"{where}: {field}.{name}.{key}: unknown key '{key}' \u2014 did you mean "
+                    f"'{meant}'? Fix: rename it to '{meant}'."
+                )
+    return found
+
+
+def _closest(key: str, candidates: Iterable[str]) -> str | None:
+    """The candidate `key` most likely misspells (difflib, case ignored), if any is close."""
+    by_folded = {candidate.lower(): candidate for candidate in candidates}
+    matches = difflib.get_close_matches(key.lower(), by_folded, n=1)
+    return by_folded[matches[0]] if matches else None
 
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:

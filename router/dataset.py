@@ -20,6 +20,9 @@ from router.errors import DataError
 T = TypeVar("T")
 ToolKey = tuple[str, str]
 
+SHOWN_PROBLEMS = 10
+"""Lines named when a file yields nothing; the rest are counted."""
+
 
 class OnError(StrEnum):
     SKIP = "skip"
@@ -147,7 +150,7 @@ def _query(raw: dict[str, Any]) -> Query:
 def load_catalog(path: Path, on_error: OnError = OnError.SKIP) -> tuple[Catalog, list[LineProblem]]:
     specs, problems = _read_jsonl(path, _tool_spec, on_error)
     if not specs:
-        raise DataError(f"{path}: no tools could be read")
+        raise DataError(_nothing_read(path, "tools", problems))
     return Catalog.from_specs(specs), problems
 
 
@@ -156,5 +159,16 @@ def load_queries(
 ) -> tuple[list[Query], list[LineProblem]]:
     queries, problems = _read_jsonl(path, _query, on_error)
     if not queries:
-        raise DataError(f"{path}: no queries could be read")
+        raise DataError(_nothing_read(path, "queries", problems))
     return queries, problems
+
+
+def _nothing_read(path: Path, what: str, problems: list[LineProblem]) -> str:
+    """Why a file yielded nothing: empty, or each bad line with its reason (the first few)."""
+    if not problems:
+        return f"{path}: no {what} could be read: the file has no lines (one JSON object a line)"
+    shown = "".join(f"\n  line {p.line}: {p.message}" for p in problems[:SHOWN_PROBLEMS])
+    rest = len(problems) - SHOWN_PROBLEMS
+    more = f"\n  ... and {rest} more malformed lines" if rest > 0 else ""
+    lines = "line is" if len(problems) == 1 else f"{len(problems)} lines are"
+    return f"{path}: no {what} could be read: every {lines} malformed:{shown}{more}"

@@ -11,6 +11,7 @@
     + ArgumentsInvalid (router.validation; with every problem)
   x StillStarting      (nothing indexed yet to answer from)
   x HttpRefusal        (the HTTP front refuses a request before reading it)
+  x ServeError         (the HTTP front cannot take its address: in use, not this machine's)
   x EmbeddingError     (model missing or unloadable)
 ```
 
@@ -74,6 +75,10 @@ class HttpRefusal(RouterError):
         super().__init__(message)
         self.status = status
         self.headers = headers
+
+
+class ServeError(RouterError):
+    """The HTTP front cannot start serving: its host and port cannot be bound."""
 
 
 class UpstreamError(RouterError):

@@ -268,12 +268,57 @@ def test_unknown_keys_in_a_server_entry_are_tolerated_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     config = parse_config(
-        {"mcpServers": {"t": {"command": "x", "protocl": "legacy", "type": "stdio"}}}
+        {"mcpServers": {"t": {"command": "x", "colour": "blue", "type": "stdio"}}}
     )
     assert isinstance(config.servers["t"], StdioServer)
     warned = " ".join(r.getMessage() for r in caplog.records)
-    assert "protocl" in warned
+    assert "colour" in warned
     assert "'type'" not in warned
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "meant"),
+    [
+        ({"comand": "x", "args": []}, "comand", "command"),
+        ({"ulr": "https://example.com/mcp"}, "ulr", "url"),
+        ({"command": "x", "arg": ["--flag"]}, "arg", "args"),
+        ({"command": "x", "protocl": "legacy"}, "protocl", "protocol"),
+        ({"command": "x", "exlude": ["git_reset"]}, "exlude", "exclude"),
+        ({"url": "https://example.com/mcp", "Headers": {}}, "Headers", "headers"),
+        ({"serverUrl": "https://example.com/mcp"}, "serverUrl", "url"),
+        ({"command": "x", "excludeTools": ["git_reset"]}, "excludeTools", "exclude"),
+    ],
+)
+def test_a_misspelled_server_key_is_an_error_naming_the_key_meant(
+    tmp_path: Path, entry: dict[str, Any], key: str, meant: str
+) -> None:
+    message = load_error(tmp_path, {"mcpServers": {"t": entry}})
+    assert f"mcpServers.t.{key}: unknown key '{key}' \u2014 did you mean '{meant}'?" in message
+    assert "neither" not in message  # the typo explains a kindless entry; no second error
+
+
+def test_keys_other_hosts_use_load_silently(caplog: pytest.LogCaptureFixture) -> None:
+    foreign = {
+        "type": "stdio",
+        "autoApprove": [],
+        "alwaysAllow": [],
+        "timeout": 60,
+        "description": "d",
+        "enabled": True,
+        "trust": False,
+        "envFile": ".env",
+        "dev": {"watch": "src/**"},
+        "tool_timeout_sec": 30,
+    }
+    config = parse_config({"mcpServers": {"t": {"command": "x", **foreign}}})
+
+    assert isinstance(config.servers["t"], StdioServer)
+    assert not caplog.records
+
+
+def test_a_misspelled_router_key_names_the_key_meant(tmp_path: Path) -> None:
+    message = load_error(tmp_path, {"mcpServers": {}, "router": {"pinn": ["a/*"]}})
+    assert "router.pinn: unknown key 'pinn' \u2014 did you mean 'pin'?" in message
 
 
 def test_a_relative_command_path_is_resolved_against_the_config_folder(

@@ -9,6 +9,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from router.commands.option_types import (
+    comma_list,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 QUICK_OUT = ROOT / "benchmarks" / "out" / "quick"
@@ -49,9 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--data", type=Path, default=ROOT.parent / "shared" / "data", help="the public sets")
     add("--sets", default=",".join(DEFAULT_SETS), help="query sets, comma-separated ('' for none)")
-    add("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="distractor counts")
-    add("--max-queries", type=int, default=2000, help="seeded sample of larger sets (2000)")
-    add("--scale-queries", type=int, default=500, help="seeded sample at each size (500)")
+    sizes = comma_list(positive_int)
+    add("--sizes", type=sizes, default=DEFAULT_SIZES, help="distractor counts, comma-separated")
+    add("--max-queries", type=positive_int, default=2000, help="seeded sample of larger sets")
+    add("--scale-queries", type=positive_int, default=500, help="seeded sample at each size")
     add("--seed", type=int, default=0)
     add("--model", default=None, help="embedding model (default all-MiniLM-L6-v2)")
     add("--hashing", action="store_true", help="test-only hashing embedder (no model, no cache)")
@@ -61,21 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--no-cache", action="store_true", help="embed everything, store nothing")
     add("--no-fastmcp", action="store_true", help="skip FastMCP's search baseline")
     add("--config", type=Path, default=None, help="live mode: benchmark these upstreams too")
-    add("--live-wait", type=float, default=60.0, help="seconds to wait for live upstreams")
+    add(
+        "--live-wait",
+        type=non_negative_float,
+        default=60.0,
+        help="seconds to wait for live upstreams",
+    )
     add("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
     add("--no-readme", action="store_true", help="leave benchmarks/README.md alone")
     add("--no-charts", action="store_true", help="write no PNG charts")
-    add("--catalog-limit", type=int, default=None, help="cut each set's catalog (smoke runs)")
-    add("--cold-tools", type=int, default=200, help="tools embedded cold to time a cold build")
-    add("--latency-queries", type=int, default=200, help="queries timed end to end (200)")
+    add("--catalog-limit", type=positive_int, help="cut each set's catalog (smoke runs)")
+    add("--cold-tools", type=non_negative_int, default=200, help="tools embedded cold (200)")
+    add("--latency-queries", type=non_negative_int, default=200, help="queries timed (200)")
     add("--split", choices=("dev", "test", "all"), default="test", help="query half (test)")
     add("--quick", action="store_true", help="a small sample in seconds: the CI smoke run")
     add("--no-progress", action="store_true", help="no progress bar on stderr")
     add("--table-only", action="store_true", help="re-render table, charts, README from JSON")
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(",") if part.strip())
 
 
 def from_args(args: argparse.Namespace) -> Options:
@@ -85,7 +94,7 @@ def from_args(args: argparse.Namespace) -> Options:
     return Options(
         data=args.data,
         sets=sets,
-        sizes=(150, 500) if quick else _ints(args.sizes),
+        sizes=(150, 500) if quick else tuple(args.sizes),
         max_queries=16 if quick else args.max_queries,
         scale_queries=8 if quick else args.scale_queries,
         seed=args.seed,

@@ -12,6 +12,7 @@ from typing import Any
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
+from router.commands.option_types import positive_int, search_modes
 from router.dataset import OnError, load_queries
 from router.progress import progress_callback
 from router.retrieval.types import SearchMode
@@ -24,13 +25,16 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("eval", help="measure retrieval quality over a query set")
     add_index_arguments(parser)
     parser.add_argument("--queries", type=Path, required=True, help="queries.jsonl file")
-    parser.add_argument("-k", type=int, default=5, help="size of the routed list (default 5)")
+    parser.add_argument(
+        "-k", type=positive_int, default=5, help="size of the routed list (default 5)"
+    )
     parser.add_argument(
         "--mode",
+        type=search_modes,
         default="hybrid",
         help="hybrid, dense, bm25, or several separated by commas (default hybrid)",
     )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    parser.add_argument("--limit", type=positive_int, default=None, help="only the first N queries")
     parser.add_argument(
         "--group-by",
         default=None,
@@ -40,23 +44,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def parse_modes(text: str) -> list[SearchMode]:
-    modes = []
-    for part in text.split(","):
-        try:
-            modes.append(SearchMode(part.strip()))
-        except ValueError:
-            choices = ", ".join(m.value for m in SearchMode)
-            raise SystemExit(
-                f"mcp-router eval: error: unknown mode {part!r} (use {choices})"
-            ) from None
-    return list(dict.fromkeys(modes))
-
-
 def run(args: argparse.Namespace) -> int:
     from router.evaluation import evaluate, group_field, resolve_gold  # numpy: at run time
 
-    modes = parse_modes(args.mode)
+    modes: list[SearchMode] = args.mode  # parsed by search_modes
     queries, query_problems = load_queries(args.queries, OnError(args.on_error))
     for problem in query_problems:
         logger.warning("skipped %s", problem)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from router.commands.option_types import non_negative_float, positive_int
 from router.config import RouterConfig, load_config
 
 if TYPE_CHECKING:  # these load the SDK: not for `--help`
@@ -58,22 +59,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--wait",
-        type=float,
+        type=non_negative_float,
         default=DEFAULT_WAIT,
         metavar="SECONDS",
         help=f"longest wait for the upstreams to connect (default {DEFAULT_WAIT:g})",
     )
     parser.add_argument(
-        "-k", type=int, default=None, help="tools in the typical listing (default: router.k)"
+        "-k",
+        type=positive_int,
+        default=None,
+        help="tools in the typical listing (default: router.k)",
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.k is not None and args.k < 1:
-        raise SystemExit("mcp-router inspect: error: -k must be at least 1")
-    if args.wait < 0:
-        raise SystemExit("mcp-router inspect: error: --wait must not be negative")
     config = load_config(args.config)
     # Heavy imports (SDK, tiktoken) only once the arguments and the config are good.
     from router.accounting.tokens import TokenCounter

@@ -9,6 +9,7 @@ from typing import Any
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
+from router.commands.option_types import positive_int, query
 from router.retrieval.types import ScoredTool, SearchMode
 
 
@@ -16,17 +17,15 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("route", help="rank a catalog's tools for a query")
     add_index_arguments(parser)
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("-k", type=int, default=None, help="how many tools (default 5)")
-    size.add_argument("--budget", type=int, default=None, help="fit the tools in N tokens")
+    size.add_argument("-k", type=positive_int, default=None, help="how many tools (default 5)")
+    size.add_argument("--budget", type=positive_int, default=None, help="fit the tools in N tokens")
     parser.add_argument("--mode", choices=[m.value for m in SearchMode], default="hybrid")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("query", help="the task, in plain words")
+    parser.add_argument("query", type=query, help="the task, in plain words")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.k is not None and args.k < 1:
-        raise SystemExit("mcp-router route: error: -k must be at least 1")
     mode = SearchMode(args.mode)
     index = build_index(args, [mode])
     counter = TokenCounter()

@@ -11,6 +11,7 @@ import logging
 import os
 from collections.abc import Callable
 
+from router.commands import option_types
 from router.config import RouterConfig
 from router.embedding.base import Embedder
 
@@ -28,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "REST at /v1/route, /v1/tools, /healthz",
     )
     group.add_argument("--host", help="address to bind (default router.http.host, 127.0.0.1)")
-    group.add_argument("--port", type=int, help="port (default router.http.port, 8765)")
+    group.add_argument(
+        "--port", type=option_types.port, help="port (default router.http.port, 8765)"
+    )
     group.add_argument(
         "--token",
         help=f"bearer token every request must carry (default ${TOKEN_VARIABLE}, which "
@@ -37,25 +40,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embedder | None]) -> int:
-    """Check the options, then load the model and serve (the checks fail before the slow part).
+    """Check the options and take the port, then load the model and serve (the checks
+    fail before the slow part); say it serves only once it does.
 
     Raises:
         ConfigError: Beyond loopback without a token.
+        ServeError: The host and port cannot be bound (in use, say).
     """
     from router.server.http.security import SecurityPolicy
-    from router.server.http.serve import serve_http
+    from router.server.http.serve import bind, serve_http
 
     settings = config.router.http
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
     policy = SecurityPolicy.for_bind(settings, host, args.token or os.environ.get(TOKEN_VARIABLE))
-    servers = ", ".join(config.enabled_servers()) or "none"
-    logger.info(
-        "mcp-router serving on http://%s:%d (MCP at /mcp and /sse, REST at /v1/route; "
-        "bearer token %s); upstreams: %s",
-        host,
-        port,
-        "required" if policy.token else "off",
-        servers,
-    )
-    return 0 if serve_http(config, load(), policy, host=host, port=port) else 1
+    with bind(host, port) as sock:
+        bound = sock.getsockname()[1]  # the port itself when 0 asked for any free one
+        servers = ", ".join(config.enabled_servers()) or "none"
+
+        def announce() -> None:
+            logger.info(
+                "mcp-router serving on http://%s:%d (MCP at /mcp and /sse, REST at /v1/route; "
+                "bearer token %s); upstreams: %s",
+                host,
+                bound,
+                "required" if policy.token else "off",
+                servers,
+            )
+
+        return 0 if serve_http(config, load(), policy, sock=sock, on_started=announce) else 1
