@@ -8,7 +8,7 @@ of any one model.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from router.accounting.formats import ToolFormat, serialise, to_format, tool_list_payload
@@ -35,7 +35,18 @@ class TokenCounter:
             return self._encoding
 
     def count_text(self, text: str) -> int:
-        return len(self._encoder().encode(text, disallowed_special=()))
+        return len(self.encode(text))
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of `text`; text that spells a special token is ordinary text here."""
+        ids: list[int] = self._encoder().encode(text, disallowed_special=())
+        return ids
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """The text of `tokens`. A character left incomplete at the end (the ids of a prefix
+        can end inside one) is dropped rather than replaced."""
+        data: bytes = self._encoder().decode_bytes(tokens)
+        return data.decode("utf-8", errors="ignore")
 
     def count_tool(self, tool: ToolRecord, fmt: ToolFormat | str = ToolFormat.MCP) -> int:
         """Tokens of one tool's entry in the given format."""
