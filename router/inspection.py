@@ -23,7 +23,7 @@ from router.config import RouterConfig
 from router.injection import scan_tools
 from router.meta_tools import meta_tool_records
 from router.tool_patterns import resolve_pins
-from router.upstream.state import UpstreamStatus
+from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.transport import transport_name
 
 DISABLED = "disabled"
@@ -70,6 +70,13 @@ class UpstreamReport(_Report):
     ]
     attempts: int
     last_error: str | None
+    last_stderr: str | None
+    """A stdio child's last stderr lines when `last_error` ended its connection."""
+
+    @property
+    def failing(self) -> bool:
+        """Enabled and not serving: down, or still connecting when the snapshot was taken."""
+        return self.state not in (UpstreamState.HEALTHY, DISABLED)
 
 
 class Listing(_Report):
@@ -199,6 +206,7 @@ def _upstream(
             connect_seconds=None,
             attempts=0,
             last_error=None,
+            last_stderr=None,
         )
     listed = bool(records) or status.healthy
     return UpstreamReport(
@@ -213,6 +221,7 @@ def _upstream(
         connect_seconds=status.connect_seconds,
         attempts=status.attempts,
         last_error=status.last_error,
+        last_stderr=status.last_stderr,
     )
 
 

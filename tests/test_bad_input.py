@@ -15,6 +15,12 @@ import pytest
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 
 EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
+# A quick, healthy stdio upstream (it ignores `server/discover`: no probe to wait out).
+SCRIPTED = {
+    "command": sys.executable,
+    "args": [str(ROOT / "tests" / "upstreams" / "scripted.py")],
+    "protocol": "legacy",
+}
 ROUTE = ["route", "--catalog", str(EXAMPLE_CATALOG), "--mode", "bm25"]
 EVAL = ["eval", "--catalog", str(EXAMPLE_CATALOG), "--queries", str(EXAMPLE_QUERIES)]
 
@@ -152,6 +158,57 @@ def test_serving_http_on_a_port_in_use_fails_at_once_and_never_claims_to_serve(
         "already in use" in done.stderr
     )
     assert "serving on" not in done.stderr and "Traceback" not in done.stderr
+
+
+CRASHING = "import sys; print('fatal: GITHUB_TOKEN is not set', file=sys.stderr); sys.exit(3)"
+
+
+def test_inspect_fails_when_an_upstream_is_down_and_shows_its_own_error(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "scripted": SCRIPTED,
+            "crashing": {"command": sys.executable, "args": ["-c", CRASHING]},
+            "missing": {"command": str(tmp_path / "no-such-server")},
+            "off": {"command": "mcp-server-off", "disabled": True},
+        },
+    )
+
+    done = mcp_router("inspect", "--wait", "30", "--config", str(config))
+    as_json = mcp_router("inspect", "--wait", "30", "--json", "--config", str(config))
+
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == "upstreams: 4, healthy: 1"
+    crashing = lines.index(next(line for line in lines if line.startswith("  crashing: ")))
+    assert lines[crashing + 1] == "    stderr: fatal: GITHUB_TOKEN is not set"
+    assert f"  missing: cannot start: No such file or directory: {tmp_path}" in done.stdout
+    assert not any(line.startswith(("  scripted: ", "  off: ")) for line in lines)
+    assert done.stderr.rstrip().endswith(
+        "mcp-router inspect: error: 2 of 3 enabled upstreams are not healthy: "
+        "crashing (unhealthy), missing (unhealthy)"
+    )
+    assert as_json.returncode == 1
+    upstreams = {u["name"]: u for u in json.loads(as_json.stdout)["upstreams"]}
+    assert upstreams["crashing"]["last_stderr"] == "fatal: GITHUB_TOKEN is not set"
+    assert upstreams["scripted"]["state"] == "healthy"
+    assert upstreams["scripted"]["last_error"] is upstreams["scripted"]["last_stderr"] is None
+
+
+def test_inspect_of_healthy_upstreams_exits_0(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "scripted": SCRIPTED,
+            "off": {"command": "mcp-server-off", "disabled": True},
+        },
+    )
+
+    done = mcp_router("inspect", "--wait", "30", "--config", str(config))
+
+    assert done.returncode == 0, done.stderr
+    assert "upstreams: 2, healthy: 1" in done.stdout
+    assert "error" not in done.stderr
 
 
 @pytest.mark.parametrize(

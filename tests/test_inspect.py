@@ -73,7 +73,7 @@ def test_json_report_on_real_upstreams_and_a_broken_one(
 ) -> None:
     config = write_config(tmp_path, installed)
 
-    assert run_inspect("--config", str(config), "--json", "--wait", WAIT) == 0
+    assert run_inspect("--config", str(config), "--json", "--wait", WAIT) == 1  # broken is down
 
     report = json.loads(capfd.readouterr().out)  # stdout is exactly one JSON document
     upstreams = {u["name"]: u for u in report["upstreams"]}
@@ -129,7 +129,7 @@ def test_text_report_is_all_that_reaches_stdout(installed: Installed, tmp_path: 
         check=False,
     )
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # broken is down
     lines = done.stdout.splitlines()
     assert lines[0] == f"config: {config}"
     assert lines[1] == "upstreams: 5, healthy: 3"
@@ -259,6 +259,7 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "connect_seconds",
         "attempts",
         "last_error",
+        "last_stderr",
     ]
     assert upstream["server"] == {"name": None, "version": None}
     assert upstream["connect_seconds"] == 0.123

@@ -3,6 +3,8 @@
 Starts every upstream of the config, waits until each has connected or failed once (at
 most `--wait` seconds; one still connecting then is shown so), prints the report and
 stops them. Upstream stderr goes to the log (stderr); stdout carries the report only.
+Exit code 1 when an enabled upstream is not healthy (down, or still connecting): the
+report shows the error each one met and the last lines a stdio child wrote on stderr.
 Upstream text is untrusted: descriptions that read like instructions to the model are
 listed as warnings.
 
@@ -15,7 +17,8 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
  "upstreams": [{"name", "state": "healthy|unhealthy|connecting|disabled", "transport",
                 "protocol_version": str|null, "server": {"name", "version"}, "tools": int,
                 "tokens": int|null, "direct_tokens": int|null,
-                "connect_seconds": float|null, "attempts": int, "last_error": str|null}],
+                "connect_seconds": float|null, "attempts": int, "last_error": str|null,
+                "last_stderr": str|null}],  # a stdio child's last stderr lines, one a line
  "totals": {"upstreams": int, "healthy": int, "tools": int,
             "tokens": {"mcp": int, "openai": int, "anthropic": int}, "direct_tokens": int},
  "listings": {"full" | "default" | "typical_k": {
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,9 +48,10 @@ from router.commands.option_types import non_negative_float, positive_int
 from router.config import RouterConfig, load_config
 
 if TYPE_CHECKING:  # these load the SDK: not for `--help`
-    from router.inspection import InspectReport, Listing, PoolSnapshot
+    from router.inspection import InspectReport, Listing, PoolSnapshot, UpstreamReport
 
 DEFAULT_WAIT = 60.0
+DISABLED = "disabled"  # router.inspection.DISABLED, which loads the SDK
 
 
 def register(subparsers: Any) -> None:
@@ -85,7 +90,17 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         print_report(report)
-    return 0
+    failing = [u for u in report.upstreams if u.failing]
+    if not failing:
+        return 0
+    enabled = sum(u.state != DISABLED for u in report.upstreams)
+    sys.stdout.flush()  # the report first, then why the exit code is 1
+    print(
+        f"mcp-router inspect: error: {len(failing)} of {enabled} enabled upstreams are not "
+        f"healthy: {', '.join(f'{u.name} ({u.state})' for u in failing)}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
@@ -128,8 +143,10 @@ def print_report(report: InspectReport) -> None:
     _table(header, rows, right=(4, 5, 6, 7))
     print("  tokens: as the router lists them; direct: the upstream's own tools/list (MCP)")
     for u in report.upstreams:
-        if u.last_error:
-            print(f"  {u.name}: {u.last_error}")
+        if u.failing or u.last_error:
+            print(f"  {u.name}: {u.last_error or _no_error(u)}")
+        for line in (u.last_stderr or "").splitlines():
+            print(f"    stderr: {line}")
 
     print(f"\ntokens of the tool list ({report.encoding}; saved against all tools)")
     formats = list(totals.tokens)
@@ -157,6 +174,10 @@ def print_report(report: InspectReport) -> None:
         for flag in report.warnings:
             where = flag.name or f"{flag.server} (server)"
             print(f"  {where} [{flag.field}] {flag.rule}: {flag.excerpt}")
+
+
+def _no_error(upstream: UpstreamReport) -> str:
+    return f"no answer yet (attempt {upstream.attempts}); a longer --wait may let it finish"
 
 
 def _count(value: int | None) -> str:

@@ -36,6 +36,9 @@ class UpstreamStatus:
     connect_seconds: float | None = None
     """Spawn (or dial) to a complete listing, on the last successful connect."""
     last_error: str | None = None
+    last_stderr: str | None = None
+    """A stdio child's last stderr lines when `last_error` ended its connection (untrusted
+    text, for people: `inspect` shows it; never sent to a model)."""
     retry_in: float | None = None
     """Seconds until the next attempt, while unhealthy."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TextIO
@@ -24,11 +25,34 @@ MAX_LINE = 4000
 """Longer lines are cut: one runaway line must not flood the log."""
 _DRAIN_TIMEOUT = 1.0
 """After the child is gone: time for what is left in the pipe; a grandchild may hold it open."""
+TAIL_LINES = 5
+TAIL_LINE_CHARS = 300
+
+
+class StderrTail:
+    """The last lines a child wrote on stderr: often why it failed ("GITHUB_TOKEN is not
+    set", a traceback's last line), which `inspect` shows beside the error the router saw.
+
+    Untrusted text, for people: it is never put into what a model reads."""
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque(maxlen=TAIL_LINES)
+
+    def add(self, line: str) -> None:
+        self._lines.append(line[:TAIL_LINE_CHARS])
+
+    def clear(self) -> None:
+        self._lines.clear()
+
+    def text(self) -> str | None:
+        """The lines kept, one a line; None when the child wrote nothing."""
+        return "\n".join(self._lines) or None
 
 
 class _LineLogger:
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, tail: StderrTail | None) -> None:
         self._upstream = upstream
+        self._tail = tail
         self._partial = b""
 
     def feed(self, chunk: bytes) -> None:
@@ -49,15 +73,18 @@ class _LineLogger:
         text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
         if text:
             logger.info("[%s] %s", self._upstream, text[:MAX_LINE])
+            if self._tail is not None:
+                self._tail.add(text)
 
 
 @asynccontextmanager
-async def stderr_to_log(upstream: str) -> AsyncIterator[TextIO]:
-    """Yield a writable file to pass as the child's stderr; its lines go to this logger."""
+async def stderr_to_log(upstream: str, tail: StderrTail | None = None) -> AsyncIterator[TextIO]:
+    """Yield a writable file to pass as the child's stderr; its lines go to this logger, and
+    the last few to `tail`."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
     errlog = os.fdopen(write_fd, "w", encoding="utf-8")
-    lines = _LineLogger(upstream)
+    lines = _LineLogger(upstream, tail)
     done = anyio.Event()
 
     async def pump() -> None:

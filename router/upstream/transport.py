@@ -20,7 +20,7 @@ from router.config import RemoteServer, StdioServer
 from router.read_stream import ReadStreamWrapper
 from router.sdk_internals import ReadStream, TransportStreams
 from router.upstream.environment import child_environment
-from router.upstream.stderr import stderr_to_log
+from router.upstream.stderr import StderrTail, stderr_to_log
 
 
 class _WatchedReadStream(ReadStreamWrapper):
@@ -54,16 +54,20 @@ def stdio_parameters(server: StdioServer) -> StdioServerParameters:
 
 @asynccontextmanager
 async def open_transport(
-    name: str, server: StdioServer | RemoteServer, ended: anyio.Event
+    name: str,
+    server: StdioServer | RemoteServer,
+    ended: anyio.Event,
+    stderr_tail: StderrTail | None = None,
 ) -> AsyncIterator[TransportStreams]:
-    """Connect to one upstream; `ended` is set when the connection drops.
+    """Connect to one upstream; `ended` is set when the connection drops, and a stdio
+    child's last stderr lines are kept in `stderr_tail` (complete once this has exited).
 
     Enter and exit it in one task: it owns a task group and, for stdio, a child process.
     """
     if isinstance(server, StdioServer):
         # stderr outlives the child: the SDK stops the child before the pipe is drained.
         async with (
-            stderr_to_log(name) as errlog,
+            stderr_to_log(name, stderr_tail) as errlog,
             stdio_client(stdio_parameters(server), errlog=errlog) as (read, write),
         ):
             yield _WatchedReadStream(read, ended), write

@@ -56,6 +56,7 @@ from router.upstream.negotiation import (
     upstream_key,
 )
 from router.upstream.state import UpstreamState, UpstreamStatus
+from router.upstream.stderr import StderrTail
 from router.upstream.transport import open_transport, transport_name
 
 logger = logging.getLogger(__name__)
@@ -133,6 +134,8 @@ class Upstream:
         self._settled = False
         self._connect_seconds: float | None = None
         self._last_error: str | None = None
+        self._stderr = StderrTail()
+        self._last_stderr: str | None = None
         self._retry_at: float | None = None
         self._healthy_since: float | None = None
         self._lost: str | None = None
@@ -163,6 +166,7 @@ class Upstream:
             settled=self._settled,
             connect_seconds=self._connect_seconds,
             last_error=self._last_error,
+            last_stderr=self._last_stderr,
             retry_in=retry_in,
         )
 
@@ -290,6 +294,7 @@ class Upstream:
                 failures += 1
                 delay = 0.0 if self._retry_now.is_set() else self._backoff.delay(failures)
                 self._last_error = _describe(error)
+                self._last_stderr = self._stderr.text()
                 self._retry_at = anyio.current_time() + delay
                 self._settled = True
                 self._set_state(UpstreamState.UNHEALTHY)
@@ -312,12 +317,13 @@ class Upstream:
         key = upstream_key(self.name, self.server)
         mode = choose_mode(self.server.connect_mode, self._memory.recall(key))
         ended = self._ended = anyio.Event()
+        self._stderr.clear()  # this connection's own lines only
         self._lost = None
         requests = _RelistRequests()
         began = anyio.current_time()
         phase = "handshake"
         client = Client(
-            open_transport(self.name, self.server, ended),
+            open_transport(self.name, self.server, ended, self._stderr),
             mode=mode,
             cache=None,  # the router caches listings itself; every re-list must be fresh
             client_info=CLIENT_INFO,
@@ -362,6 +368,7 @@ class Upstream:
         self._healthy_since = anyio.current_time()
         self._settled = True
         self._last_error = None
+        self._last_stderr = None
         self._set_state(UpstreamState.HEALTHY)
         logger.info(
             "upstream %s: healthy (%s, %d tools, %.2fs)",
