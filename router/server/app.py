@@ -89,6 +89,7 @@ async def router_state(
                 k=settings.k,
                 mode=settings.mode,
                 changes=changes,
+                result_tokens_for=config.result_tokens_for,
                 startup_deadline=anyio.current_time() + connect_budget,
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)

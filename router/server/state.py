@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -13,6 +14,7 @@ from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.changes import Changes
+from router.config import DEFAULT_RESULT_TOKENS
 from router.embedding.base import Vectors
 from router.errors import ToolNotFound
 from router.meta_tools import meta_tool_records
@@ -51,6 +53,8 @@ class RouterState:
     """Notified on every upstream status change, index swap and model load."""
     model_ready: anyio.Event = field(default_factory=anyio.Event)
     """Set once the embedding model is loaded (or failed, or there is none)."""
+    result_tokens_for: Callable[[str], int] = lambda _server: DEFAULT_RESULT_TOKENS
+    """A server's result limit in tokens, 0 for none (`RouterConfig.result_tokens_for`)."""
     startup_deadline: float = 0.0
     """When waiting for starting upstreams stops (anyio clock): start + connect timeout."""
     usage: UsageMemory | None = None

@@ -22,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
 from router.errors import InvalidParams, UpstreamError
+from router.limits import limit_result
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.rendering import structured_results, text_results
 from router.sdk_internals import connection_of
@@ -150,6 +151,7 @@ async def forward(
             await state.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
+    result = await limit_result(result, state.result_tokens_for(record.server))
     return result
 
 
