@@ -15,6 +15,7 @@ from router.commands.option_types import (
     non_negative_int,
     positive_int,
 )
+from router.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -88,9 +89,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Options:
-    """Options from parsed arguments; `--quick` swaps in the small sample's defaults."""
+    """Options from parsed arguments; `--quick` swaps in the small sample's defaults.
+
+    Raises:
+        DataError: A set of `--sets` is not a folder of `--data` with its two files.
+    """
     quick = bool(args.quick)
     sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+    if not args.table_only:
+        _check_sets(args.data, sets)
     return Options(
         data=args.data,
         sets=sets,
@@ -114,3 +121,17 @@ def from_args(args: argparse.Namespace) -> Options:
         quick=quick,
         progress=not args.no_progress,
     )
+
+
+def _check_sets(data: Path, sets: tuple[str, ...]) -> None:
+    missing = [
+        name
+        for name in sets
+        if not all((data / name / file).is_file() for file in ("catalog.jsonl", "queries.jsonl"))
+    ]
+    if missing:
+        found = sorted(p.name for p in data.glob("*") if (p / "queries.jsonl").is_file())
+        raise DataError(
+            f"--sets: {', '.join(missing)}: no such set in {data} (a set is a folder with "
+            f"catalog.jsonl and queries.jsonl); sets there: {', '.join(found) or 'none'}"
+        )
