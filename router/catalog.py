@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from router.naming import NameCollision, assign_qualified_names
+from router.naming import NameClash, NameCollision, NameRules, Naming, assign_names
 
 JsonObject = dict[str, Any]
 
@@ -114,12 +114,14 @@ def fingerprint_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def make_records(specs: Iterable[ToolSpec]) -> tuple[tuple[ToolRecord, ...], list[NameCollision]]:
-    """Turn specs into records with unique qualified names; report the collisions resolved."""
+def make_records(
+    specs: Iterable[ToolSpec], rules: NameRules | None = None
+) -> tuple[tuple[ToolRecord, ...], Naming]:
+    """Turn specs into records with unique names; report the collisions and clashes resolved."""
     spec_list = _dedupe(specs)
-    names, collisions = assign_qualified_names([(s.server, s.name) for s in spec_list])
+    naming = assign_names([(s.server, s.name) for s in spec_list], rules)
     records = []
-    for spec, qualified in zip(spec_list, names, strict=True):
+    for spec, qualified in zip(spec_list, naming.names, strict=True):
         schema = spec.input_schema if isinstance(spec.input_schema, dict) else None
         text = build_search_text(spec.server, spec.name, spec.description, schema)
         records.append(
@@ -137,7 +139,7 @@ def make_records(specs: Iterable[ToolSpec]) -> tuple[tuple[ToolRecord, ...], lis
                 fingerprint=fingerprint_text(text),
             )
         )
-    return tuple(records), collisions
+    return tuple(records), naming
 
 
 def _dedupe(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
@@ -152,18 +154,23 @@ class Catalog:
     """An immutable snapshot of every known tool, looked up by qualified name or key."""
 
     def __init__(
-        self, records: tuple[ToolRecord, ...], collisions: Iterable[NameCollision] = ()
+        self,
+        records: tuple[ToolRecord, ...],
+        collisions: Iterable[NameCollision] = (),
+        clashes: Iterable[NameClash] = (),
     ) -> None:
         self.records = records
         self.collisions = tuple(collisions)
+        self.clashes = tuple(clashes)
+        """Unprefixed tools that lost their name to another tool (`router.naming`)."""
         self._by_qualified = {r.qualified_name: r for r in records}
         self._by_key = {r.key: r for r in records}
         self._position = {r.qualified_name: i for i, r in enumerate(records)}
 
     @classmethod
-    def from_specs(cls, specs: Iterable[ToolSpec]) -> Catalog:
-        records, collisions = make_records(specs)
-        return cls(records, collisions)
+    def from_specs(cls, specs: Iterable[ToolSpec], rules: NameRules | None = None) -> Catalog:
+        records, naming = make_records(specs, rules)
+        return cls(records, naming.collisions, naming.clashes)
 
     def __len__(self) -> int:
         return len(self.records)

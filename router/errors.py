@@ -64,6 +64,16 @@ class ToolNotFound(InvalidParams):
         self.suggestions = suggestions
 
 
+class ToolDenied(InvalidParams):
+    """`router.policy` denies the tool: it is never listed, searched or called."""
+
+    def __init__(self, name: str, rule: str) -> None:
+        super().__init__(
+            f"tool {name!r} is denied by {rule}; change router.policy in the config to allow it",
+            {"tool": name, "policy": rule},
+        )
+
+
 class StillStarting(RouterError):
     """Nothing is indexed yet: the upstreams are still connecting."""
 

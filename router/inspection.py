@@ -21,7 +21,7 @@ from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.config import RouterConfig
 from router.injection import scan_tools
-from router.meta_tools import meta_tool_records
+from router.meta_tools import meta_tool_records, name_rules
 from router.tool_patterns import resolve_pins
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.transport import transport_name
@@ -144,7 +144,8 @@ def build_report(
     Servers of the config missing from `pool.statuses` are reported as disabled.
     """
     order = [name for name in config.servers if name in pool.statuses]
-    catalog = Catalog.from_specs(spec for name in order for spec in pool.tools.get(name, ()))
+    specs = (spec for name in order for spec in pool.tools.get(name, ()))
+    catalog = Catalog.from_specs(specs, name_rules(config))
     records = catalog.records
     by_server: dict[str, list[ToolRecord]] = {}
     for record in records:

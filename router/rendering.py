@@ -45,6 +45,8 @@ def structured_results(
                 "server": r.tool.server,
                 "description": r.tool.description,
                 "inputSchema": normalise_schema(r.tool.input_schema),
+                # the upstream's hints (readOnlyHint, destructiveHint...), as a listing has them
+                **({"annotations": r.tool.annotations} if r.tool.annotations else {}),
                 "score": round(r.score, 6),
                 "close": is_close(r),
             }

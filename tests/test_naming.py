@@ -1,7 +1,15 @@
 import re
 
 from router.catalog import Catalog, ToolSpec
-from router.naming import MAX_NAME_LENGTH, assign_qualified_names, qualify, sanitise
+from router.naming import (
+    MAX_NAME_LENGTH,
+    ROUTER,
+    NameRules,
+    assign_names,
+    assign_qualified_names,
+    qualify,
+    sanitise,
+)
 
 VALID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -54,3 +62,65 @@ def test_catalog_keeps_every_colliding_tool() -> None:
     assert len(catalog) == 2
     assert len(catalog.collisions) == 1
     assert catalog.by_key("srv", "get.item") is not None
+
+
+def test_an_unprefixed_server_keeps_its_tool_names_and_a_prefixed_one_does_not() -> None:
+    rules = NameRules(unprefixed=frozenset({"time"}))
+    naming = assign_names([("time", "get_current_time"), ("git", "git_status")], rules)
+    assert naming.names == ["get_current_time", "git__git_status"]
+    assert naming.clashes == [] and naming.collisions == []
+
+
+def test_two_unprefixed_servers_listing_one_name_keep_both_the_first_in_name_order_plain() -> None:
+    rules = NameRules(unprefixed=frozenset({"alpha", "beta"}))
+    keys = [("beta", "search"), ("alpha", "search"), ("beta", "other")]
+    naming = assign_names(keys, rules)
+    assert naming.names == ["beta__search", "search", "other"]
+    (clash,) = naming.clashes
+    assert (clash.name, clash.holder, clash.server, clash.assigned) == (
+        "search",
+        "alpha",
+        "beta",
+        "beta__search",
+    )
+    message = clash.describe()
+    assert "'alpha' and 'beta'" in message and '"prefix": true' in message
+    # the outcome does not depend on the order the upstreams answered in
+    backward = assign_names(list(reversed(keys)), rules)
+    assert dict(zip(reversed(keys), backward.names, strict=True)) == dict(
+        zip(keys, naming.names, strict=True)
+    )
+
+
+def test_a_prefixed_name_wins_over_an_unprefixed_tool_that_spells_it() -> None:
+    rules = NameRules(unprefixed=frozenset({"a"}))
+    naming = assign_names([("a", "b__c"), ("b", "c")], rules)
+    assert naming.names == ["a__b__c", "b__c"]
+    assert [(c.holder, c.server) for c in naming.clashes] == [("b", "a")]
+
+
+def test_an_unprefixed_tool_named_like_a_meta_tool_keeps_its_prefix() -> None:
+    rules = NameRules(unprefixed=frozenset({"s"}), reserved=frozenset({"call_tool"}))
+    naming = assign_names([("s", "call_tool"), ("s", "x")], rules)
+    assert naming.names == ["s__call_tool", "x"]
+    (clash,) = naming.clashes
+    assert clash.holder == ROUTER
+    assert "the router lists 'call_tool' itself" in clash.describe()
+
+
+def test_unprefixed_names_are_made_valid_like_qualified_ones() -> None:
+    rules = NameRules(unprefixed=frozenset({"s"}))
+    naming = assign_names([("s", "math.factorial"), ("s", "math_factorial")], rules)
+    assert all(VALID.match(name) for name in naming.names)
+    assert naming.names[1] == "math_factorial"  # the name that needed no change keeps it
+    assert len(set(naming.names)) == 2
+
+
+def test_the_catalog_names_tools_by_its_rules() -> None:
+    catalog = Catalog.from_specs(
+        [ToolSpec("a", "x", "one"), ToolSpec("b", "x", "two")],
+        NameRules(unprefixed=frozenset({"a", "b"})),
+    )
+    assert [r.qualified_name for r in catalog.records] == ["x", "b__x"]
+    assert catalog.get("x") is catalog.by_key("a", "x")
+    assert len(catalog.clashes) == 1

@@ -3,11 +3,15 @@
 Prompts are named `{server}__{prompt}` like tools. Resources keep their URIs (clients read
 and show them) and get their names prefixed with the server; a URI two upstreams share is
 kept by the first upstream in name order and rewritten as `mcp-router://{server}/{uri}` for
-the others. Reads and gets are routed back to the owning upstream.
+the others. A server with `"prefix": false` keeps its prompt and resource names; an
+unprefixed prompt name another server's prompt already has is a clash, named as for tools
+(`router.naming`): it keeps its prefixed name and the clash is logged when prompts are
+listed. Reads, gets and completions are routed back to the owning upstream.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,9 +22,11 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from router.errors import InvalidParams
-from router.naming import qualify
+from router.naming import NameClash, NameRules, assign_names
 from router.server.state import RouterState
 from router.upstream import Upstream
+
+logger = logging.getLogger(__name__)
 
 Context = ServerRequestContext[RouterState, Any]
 _REWRITTEN = re.compile(r"^mcp-router://([^/]+)/(.+)$")
@@ -34,29 +40,35 @@ class _Routes:
     uri_owner: dict[str, str] = field(default_factory=dict)
     prompt_owner: dict[str, tuple[str, str]] = field(default_factory=dict)
     template_owner: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
+    template_uri_owner: dict[str, str] = field(default_factory=dict)
+    prompt_clashes: list[NameClash] = field(default_factory=list)
 
 
 def _routes(upstreams: Mapping[str, Upstream]) -> _Routes:
     routes = _Routes()
-    for server in sorted(upstreams):
+    servers = sorted(upstreams)
+    unprefixed = frozenset(s for s in servers if not upstreams[s].server.prefix)
+    prompts = [(s, prompt) for s in servers for prompt in upstreams[s].listing.prompts]
+    naming = assign_names([(s, p.name) for s, p in prompts], NameRules(unprefixed=unprefixed))
+    for server in servers:
         listing = upstreams[server].listing
+        prefix = "" if server in unprefixed else f"{server}__"
         for resource in listing.resources:
             uri = str(resource.uri)
             if uri in routes.uri_owner:
                 uri = f"mcp-router://{server}/{quote(uri, safe='')}"
             routes.uri_owner[uri] = server
             routes.resources.append(
-                resource.model_copy(update={"uri": uri, "name": f"{server}__{resource.name}"})
+                resource.model_copy(update={"uri": uri, "name": prefix + resource.name})
             )
         for template in listing.resource_templates:
-            routes.templates.append(
-                template.model_copy(update={"name": f"{server}__{template.name}"})
-            )
+            routes.templates.append(template.model_copy(update={"name": prefix + template.name}))
             routes.template_owner.append((_template_pattern(template.uri_template), server))
-        for prompt in listing.prompts:
-            name = qualify(server, prompt.name)
-            routes.prompt_owner[name] = (server, prompt.name)
-            routes.prompts.append(prompt.model_copy(update={"name": name}))
+            routes.template_uri_owner.setdefault(template.uri_template, server)
+    for (server, prompt), name in zip(prompts, naming.names, strict=True):
+        routes.prompt_owner[name] = (server, prompt.name)
+        routes.prompts.append(prompt.model_copy(update={"name": name}))
+    routes.prompt_clashes = naming.clashes
     return routes
 
 
@@ -96,13 +108,17 @@ async def read_resource(
         owner = next((s for pattern, s in routes.template_owner if pattern.match(uri)), None)
     if owner is None:
         raise InvalidParams(f"unknown resource {uri!r}")  # -32602, as SEP-2164 settled
-    return await pool.read_resource(owner, upstream_uri)
+    with ctx.lifespan_context.relay.calling(ctx, owner):
+        return await pool.read_resource(owner, upstream_uri)
 
 
 async def list_prompts(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListPromptsResult:
-    return types.ListPromptsResult(prompts=_routes(ctx.lifespan_context.pool.upstreams).prompts)
+    routes = _routes(ctx.lifespan_context.pool.upstreams)
+    for clash in routes.prompt_clashes:
+        logger.error("%s", clash.describe("prompt"))
+    return types.ListPromptsResult(prompts=routes.prompts)
 
 
 async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -111,4 +127,34 @@ async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> type
     if owner is None:
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
-    return await pool.get_prompt(server, name, params.arguments)
+    with ctx.lifespan_context.relay.calling(ctx, server):
+        return await pool.get_prompt(server, name, params.arguments)
+
+
+async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
+    """`completion/complete` for an upstream prompt's or resource template's argument, asked
+    of the upstream that owns it under the name it gave."""
+    pool = ctx.lifespan_context.pool
+    routes = _routes(pool.upstreams)
+    ref = params.ref
+    if isinstance(ref, types.PromptReference):
+        owner = routes.prompt_owner.get(ref.name)
+        if owner is None:
+            raise InvalidParams(f"unknown prompt {ref.name!r}")
+        server, name = owner
+        upstream_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
+            update={"name": name}
+        )
+    else:
+        found = routes.template_uri_owner.get(ref.uri)
+        if found is None:
+            raise InvalidParams(f"unknown resource template {ref.uri!r}")
+        server, upstream_ref = found, ref
+    context = params.context.arguments if params.context is not None else None
+    argument = {"name": params.argument.name, "value": params.argument.value}
+    return await pool.upstream(server).complete(upstream_ref, argument, context)
+
+
+async def set_logging_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    """Accepted (handshake revisions): the router itself sends the host no log messages."""
+    return types.EmptyResult()

@@ -12,8 +12,11 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp_types import NotificationParams
 
 from router import __version__
 from router.catalog import ToolSpec
@@ -22,11 +25,14 @@ from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.errors import EmbeddingError
+from router.meta_tools import name_rules
+from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE, UsageMemory
 from router.server import aggregate, tools
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
+from router.server.relay import HostRelay
 from router.server.state import RouterState
 from router.upstream import UpstreamPool
 from router.upstream.state import UpstreamStatus
@@ -60,6 +66,7 @@ async def router_state(
     cache = EmbeddingCache(cache_dir)
     usage_file = cache_dir / USAGE_FILE if settings.learn else None
     changes = Changes()
+    policy = ToolPolicy.from_config(config)
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
     index = LiveIndex(
         embedder,
@@ -67,6 +74,8 @@ async def router_state(
         pins=[str(p) for p in settings.pin],
         on_swap=changes.notify,
         ranking=ranking,
+        names=name_rules(config),
+        policy=policy,
     )
     # Requests at start wait at most the router-wide connect timeout for starting upstreams;
     # an upstream given a longer one of its own is named as still starting after that.
@@ -78,14 +87,20 @@ async def router_state(
     def on_status_changed(_: UpstreamStatus) -> None:
         changes.notify()
 
+    relay = HostRelay()
     async with anyio.create_task_group() as task_group:
         await task_group.start(index.run)
         async with UpstreamPool(
-            config, on_tools_changed=on_tools_changed, on_status_changed=on_status_changed
+            config,
+            on_tools_changed=on_tools_changed,
+            on_status_changed=on_status_changed,
+            host=relay,
         ) as pool:
             state = RouterState(
                 index=index,
                 pool=pool,
+                relay=relay,
+                policy=policy,
                 k=settings.k,
                 mode=settings.mode,
                 changes=changes,
@@ -93,6 +108,8 @@ async def router_state(
                 startup_deadline=anyio.current_time() + connect_budget,
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)
+            if settings.mode == "all":
+                task_group.start_soon(state.list_changes.run, index, pool)
             yield state
         task_group.cancel_scope.cancel()
 
@@ -128,6 +145,22 @@ def _import_request_modules() -> None:
     import jsonschema.validators  # noqa: F401
 
     import router.retrieval.retriever  # noqa: F401
+
+
+async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: CallNext) -> Any:
+    """Once a host that has roots finishes its handshake, upstreams that asked for roots
+    before any host was there (and were refused) are told to ask again."""
+    result = await call_next(ctx)
+    if ctx.method == "notifications/initialized" and ctx.lifespan_context.relay.seen(ctx):
+        await ctx.lifespan_context.pool.roots_changed()
+    return result
+
+
+async def _roots_changed(
+    ctx: ServerRequestContext[RouterState, Any], params: NotificationParams | None
+) -> None:
+    """The host's roots changed: every upstream hears it and asks again."""
+    await ctx.lifespan_context.pool.roots_changed()
 
 
 class RouterServer(Server[RouterState]):
@@ -175,7 +208,22 @@ def build_server(
         on_read_resource=errors_as_mcp(aggregate.read_resource),
         on_list_prompts=aggregate.list_prompts,
         on_get_prompt=errors_as_mcp(aggregate.get_prompt),
+        on_completion=errors_as_mcp(aggregate.complete),
     )
-    # Dynamic mode announces each session's new tools with `notifications/tools/list_changed`.
-    server.notification_options = NotificationOptions(tools_changed=config.router.mode == "dynamic")
+    # Roots are deprecated from 2026-07-28 on (the constructor argument warns), but hosts on
+    # the handshake revisions still announce changes, and upstreams should hear them.
+    server.add_notification_handler(
+        "notifications/roots/list_changed", NotificationParams, _roots_changed
+    )
+    server.middleware.append(_note_host)
+    # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
+    # 2026-07-28; the handshake revisions have it.
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, aggregate.set_logging_level
+    )
+    # Dynamic mode announces each session's new tools with `notifications/tools/list_changed`,
+    # pass-through mode every change of the catalog.
+    server.notification_options = NotificationOptions(
+        tools_changed=config.router.mode in ("dynamic", "all")
+    )
     return server

@@ -9,8 +9,8 @@ new or changed tools are embedded. Readers always see a complete snapshot, swapp
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
@@ -23,6 +23,8 @@ from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.errors import EmbeddingError
 from router.memory import release_free_memory
+from router.naming import NameRules
+from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.tool_patterns import resolve_pins
 
@@ -42,6 +44,9 @@ class Snapshot:
     `initialize` without waiting for the retrieval libraries to load."""
     pinned: tuple[ToolRecord, ...]
     generation: int
+    denied: Mapping[str, ToolRecord] = field(default_factory=dict)
+    """Tools `router.policy` denies, by qualified name: never listed or searched, kept so
+    that a call to one can say which rule denies it."""
 
 
 class LiveIndex:
@@ -54,8 +59,12 @@ class LiveIndex:
         pins: Sequence[str] = (),
         on_swap: Callable[[], None] | None = None,
         ranking: Ranking = DEFAULT,
+        names: NameRules | None = None,
+        policy: ToolPolicy | None = None,
     ) -> None:
         self._embedder = embedder
+        self._policy = policy or ToolPolicy()
+        self._names = names or NameRules()
         self._ranking = ranking
         self._on_swap = on_swap
         self._cache = cache
@@ -108,15 +117,15 @@ class LiveIndex:
             wanted = self._catalog_specs()
             if wanted == self._built_from and self.ready.is_set():
                 return self._snapshot
-            catalog = Catalog.from_specs(wanted)
+            catalog, denied = self._allowed(Catalog.from_specs(wanted, self._names))
             generation = self._generation + 1
             try:
-                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation)
+                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation, denied)
             except EmbeddingError as exc:
                 # Routing must survive a broken model: fall back to BM25 and say so.
                 logger.error("embedding model unusable, ranking with BM25 only: %s", exc)
                 self._embedder = None
-                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation)
+                snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation, denied)
             self._generation = generation
             self._snapshot = snapshot
             self._built_from = wanted
@@ -142,7 +151,20 @@ class LiveIndex:
         # upstream happened to answer first.
         return [spec for server in sorted(self._tools) for spec in self._tools[server]]
 
-    def _build(self, catalog: Catalog, generation: int) -> Snapshot:
+    def _allowed(self, catalog: Catalog) -> tuple[Catalog, dict[str, ToolRecord]]:
+        """The catalog less what the policy denies (named first, so that denying a tool
+        never renames another), and the denied tools."""
+        if not self._policy.restricts:
+            return catalog, {}
+        denied = {r.qualified_name: r for r in catalog.records if self._policy.denies(r)}
+        if not denied:
+            return catalog, {}
+        kept = tuple(r for r in catalog.records if r.qualified_name not in denied)
+        return Catalog(kept, catalog.collisions, catalog.clashes), denied
+
+    def _build(
+        self, catalog: Catalog, generation: int, denied: Mapping[str, ToolRecord]
+    ) -> Snapshot:
         from router.retrieval.retriever import Retriever
 
         retriever, stats = Retriever.build(
@@ -156,6 +178,13 @@ class LiveIndex:
                 collision.sanitised,
                 ", ".join(f"{s}/{t} -> {q}" for s, t, q in collision.members),
             )
-        snapshot = Snapshot(catalog, retriever, resolve_pins(catalog, self._pins), generation)
+        # A clash is the config's mistake, reported once, when it appears (the tool stays
+        # reachable under its qualified name meanwhile).
+        known = set(self._snapshot.catalog.clashes)
+        for clash in catalog.clashes:
+            if clash not in known:
+                logger.error("%s", clash.describe())
+        pinned = resolve_pins(catalog, self._pins)
+        snapshot = Snapshot(catalog, retriever, pinned, generation, denied)
         release_free_memory()  # embedding and indexing leave freed pages behind
         return snapshot

@@ -16,15 +16,19 @@ from router.catalog import ToolRecord
 from router.changes import Changes
 from router.config import DEFAULT_RESULT_TOKENS
 from router.embedding.base import Vectors
-from router.errors import ToolNotFound
+from router.errors import ToolDenied, ToolNotFound
 from router.meta_tools import meta_tool_records
+from router.policy import ToolPolicy
 from router.readiness import Coverage, coverage
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey, UsageMemory
+from router.server.approval import Approvals
 from router.server.index import LiveIndex, Snapshot
+from router.server.passthrough import ListChanges
+from router.server.relay import HostRelay
 from router.upstream import UpstreamPool
 
-Mode = Literal["search", "dynamic"]
+Mode = Literal["search", "dynamic", "all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,13 @@ class RouterState:
     last_searches: weakref.WeakKeyDictionary[Connection, LastSearch] = field(
         default_factory=weakref.WeakKeyDictionary
     )
+    list_changes: ListChanges = field(default_factory=ListChanges)
+    """Pass-through mode: the clients that listed the tools, told when the listing changes."""
+    relay: HostRelay = field(default_factory=HostRelay)
+    """Carries what upstreams ask of the host to the host session whose call caused it."""
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+    """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
+    approvals: Approvals = field(default_factory=Approvals)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -142,10 +153,14 @@ class RouterState:
 
     def resolve(self, name: str) -> ToolRecord:
         """The tool a client named, by qualified name; else `ToolNotFound` with suggestions."""
-        catalog = self.snapshot.catalog
+        snapshot = self.snapshot
+        catalog = snapshot.catalog
         record = catalog.get(name)
         if record is not None:
             return record
+        denied = snapshot.denied.get(name)
+        if denied is not None:
+            raise ToolDenied(name, self.policy.rule_for(denied).rule)
         names = [r.qualified_name for r in catalog.records]
         suggestions = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if not suggestions:

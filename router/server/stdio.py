@@ -86,8 +86,8 @@ async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:
     # SDK's `stdio_server` itself where the streams are regular files).
     server = build_server(config, embedder)
     async with loop_stdio() as pipes, stdio_server(*(pipes or ())) as (read_stream, write_stream):
-        # tools.listChanged only where the listing changes: dynamic mode announces it
-        dynamic = NotificationOptions(tools_changed=config.router.mode == "dynamic")
+        # tools.listChanged only where the listing changes: dynamic and pass-through modes
+        dynamic = NotificationOptions(tools_changed=config.router.mode in ("dynamic", "all"))
         await server.run(
             _RejectingReadStream(read_stream, write_stream),
             write_stream,

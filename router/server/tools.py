@@ -24,10 +24,14 @@ from router.catalog import ToolRecord
 from router.errors import InvalidParams, UpstreamError
 from router.limits import limit_result
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
+from router.policy import Verdict
 from router.rendering import structured_results, text_results
 from router.sdk_internals import connection_of
+from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
+from router.server.passthrough import every_tool
 from router.server.state import RouterState
+from router.upstream.host_requests import InputAnswers
 from router.validation import validate_arguments
 
 logger = logging.getLogger(__name__)
@@ -69,6 +73,10 @@ async def list_tools(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
+    if state.mode == "all":  # pass-through: every tool, no meta-tools (router.server.passthrough)
+        await state.until_covered()
+        state.list_changes.listed(_connection(ctx))
+        return types.ListToolsResult(tools=every_tool(state.snapshot, state.pool))
     query, k = _listing_query(ctx)
     if state.index.pins:
         await state.until_covered()  # the pinned tools belong in the very first listing
@@ -86,9 +94,15 @@ async def list_tools(
 
 
 @errors_as_mcp
-async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(
+    ctx: Context, params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
     state = ctx.lifespan_context
     arguments = dict(params.arguments or {})
+    answers = InputAnswers(params.input_responses, params.request_state)
+    if state.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
+        # pass-through lists upstream tools only, and one may be named like a meta-tool
+        return await forward(ctx, state, params.name, arguments, answers)
     if params.name == SEARCH_TOOLS:
         return await _search_tools(ctx, state, arguments)
     if params.name == CALL_TOOL:
@@ -98,8 +112,8 @@ async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.
         inner = arguments.get("arguments", {})
         if not isinstance(inner, Mapping):
             raise InvalidParams("call_tool: field 'arguments' must be an object")
-        return await forward(ctx, state, name, dict(inner))
-    return await forward(ctx, state, params.name, arguments)
+        return await forward(ctx, state, name, dict(inner), answers)
+    return await forward(ctx, state, params.name, arguments, answers)
 
 
 async def _search_tools(
@@ -126,33 +140,57 @@ async def _search_tools(
 
 
 async def forward(
-    ctx: Context, state: RouterState, name: str, arguments: dict[str, Any]
-) -> types.CallToolResult:
+    ctx: Context,
+    state: RouterState,
+    name: str,
+    arguments: dict[str, Any],
+    answers: InputAnswers | None = None,
+) -> types.CallToolResult | types.InputRequiredResult:
     """Validate and forward a call to the upstream that owns `name`; results pass unchanged.
 
     An unknown tool or bad arguments raise `InvalidParams` (a JSON-RPC error); a failing
-    upstream gives an `isError` result (see `router.server.errors`)."""
-    record = await state.resolve_when_ready(name)
+    upstream gives an `isError` result (see `router.server.errors`). What the upstream asks
+    of the host on the way reaches the host (`router.server.relay`); between a 2026-07-28
+    host and a 2026-07-28 upstream its questions pass as the `InputRequiredResult` they
+    are, and the host's retry (`answers`) goes back to it."""
+    record = await state.resolve_when_ready(name)  # a denied tool raises ToolDenied here
     validate_arguments(record.qualified_name, record.input_schema, arguments)
+    seal: str | None = None
+    ruling = state.policy.rule_for(record)
+    if ruling.verdict is Verdict.CONFIRM:
+        limit = state.pool.upstream(record.server).timeouts.call
+        approval = await state.approvals.approve(ctx, record, arguments, ruling, answers, limit)
+        if not isinstance(approval, Approved):
+            return approval  # the user's no, a host that cannot ask, or the question itself
+        answers, seal = approval.answers, approval.seal
+    # Relayed only when the host asked: without a callback the upstream request carries
+    # no progress token for the SDK to track, a cost on every call.
+    progress = ctx.session.report_progress if _wants_progress(ctx) else None
     try:
-        result = await state.pool.call_tool(
-            record.server,
-            record.name,
-            arguments,
-            # Relayed only when the host asked: without a callback the upstream request
-            # carries no progress token for the SDK to track, a cost on every call.
-            progress_callback=ctx.session.report_progress if _wants_progress(ctx) else None,
-        )
+        with state.relay.calling(ctx, record.server):
+            if answers is not None and _is_modern(ctx):
+                result = await state.pool.call_tool_round(
+                    record.server,
+                    record.name,
+                    arguments,
+                    answers=answers,
+                    progress_callback=progress,
+                )
+            else:
+                result = await state.pool.call_tool(
+                    record.server, record.name, arguments, progress_callback=progress
+                )
     except UpstreamError as exc:
         logger.warning("call to %s failed: %s", record.qualified_name, exc)
         return tool_error_result(exc)
+    if isinstance(result, types.InputRequiredResult):
+        return result if seal is None else state.approvals.sealed(result, seal)
     if not result.is_error:
         try:
             await state.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
-    result = await limit_result(result, state.result_tokens_for(record.server))
-    return result
+    return await limit_result(result, state.result_tokens_for(record.server))
 
 
 def _wants_progress(ctx: Context) -> bool:

@@ -16,6 +16,7 @@ from router.config import RouterConfig
 from router.errors import ToolNotFound
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.filtering import ToolFilter
+from router.upstream.host_requests import HostRequests, InputAnswers
 from router.upstream.negotiation import ProtocolMemory
 from router.upstream.state import UpstreamStatus
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
@@ -39,7 +40,10 @@ class UpstreamPool:
         on_status_changed: StatusChanged | None = None,
         memory: ProtocolMemory | None = None,
         backoff: BackoffPolicy | None = None,
+        host: HostRequests | None = None,
     ) -> None:
+        """`host` relays what upstreams ask of the host (sampling, elicitation, roots);
+        without it the router advertises none of those capabilities to its upstreams."""
         if memory is None:
             cache_dir = config.router.cache_dir
             memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
@@ -53,6 +57,7 @@ class UpstreamPool:
                 on_status_changed=on_status_changed,
                 memory=memory,
                 backoff=backoff,
+                host=host,
             )
             for name, server in config.enabled_servers().items()
         }
@@ -126,6 +131,29 @@ class UpstreamPool:
         return await upstream.call_tool(
             tool, arguments, progress_callback=progress_callback, meta=meta
         )
+
+    async def call_tool_round(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, object] | None = None,
+        *,
+        answers: InputAnswers,
+        progress_callback: ProgressFnT | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """`call_tool` for a 2026-07-28 host: see `Upstream.call_tool_round`."""
+        upstream = self._upstreams.get(server)
+        if upstream is None:
+            raise ToolNotFound(f"{server}/{tool}")
+        return await upstream.call_tool_round(
+            tool, arguments, answers=answers, progress_callback=progress_callback
+        )
+
+    async def roots_changed(self) -> None:
+        """Pass the host's `notifications/roots/list_changed` on to every upstream."""
+        async with anyio.create_task_group() as group:
+            for upstream in self._upstreams.values():
+                group.start_soon(upstream.roots_changed)
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
         return await self.upstream(server).read_resource(uri)

@@ -44,6 +44,7 @@ from router.errors import (
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.convert import server_description, tool_spec
 from router.upstream.filtering import ToolFilter
+from router.upstream.host_requests import HostCallbacks, HostRequests, InputAnswers
 from router.upstream.listing import Listing, list_everything, list_prompts, list_resources
 from router.upstream.listing import list_tools as fetch_tools
 from router.upstream.liveness import probe
@@ -112,6 +113,7 @@ class Upstream:
         on_status_changed: StatusChanged | None = None,
         memory: ProtocolMemory | None = None,
         backoff: BackoffPolicy | None = None,
+        host: HostRequests | None = None,
     ) -> None:
         self.name = name
         self.server = server
@@ -121,6 +123,9 @@ class Upstream:
         self._on_status_changed = on_status_changed
         self._memory = memory or ProtocolMemory()
         self._backoff = backoff or BackoffPolicy()
+        self._host_callbacks = (
+            HostCallbacks(name, host, self.timeouts.call).as_client_options() if host else {}
+        )
         self._client: Client | None = None
         self._ended = anyio.Event()
         self._retry_now = anyio.Event()
@@ -228,6 +233,46 @@ class Upstream:
             ),
         )
 
+    async def call_tool_round(
+        self,
+        tool: str,
+        arguments: dict[str, object] | None = None,
+        *,
+        answers: InputAnswers,
+        progress_callback: ProgressFnT | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """One round of a 2026-07-28 `tools/call`, for a host on 2026-07-28 too: questions
+        the upstream asks come back as its `InputRequiredResult`, for the host to answer and
+        retry with (`answers`); the upstream's `request_state` passes through untouched.
+        On a connection of the handshake revisions this is `call_tool`.
+
+        Raises: as `call_tool`.
+        """
+        if not self.speaks_modern:
+            return await self.call_tool(tool, arguments, progress_callback=progress_callback)
+        if not self._filter.allows(self.name, tool):
+            raise ToolNotFound(f"{self.name}/{tool}")
+        result = await self._request(
+            f"tools/call {tool!r}",
+            lambda client: client.session.call_tool(
+                tool,
+                arguments,
+                progress_callback=progress_callback,
+                input_responses=answers.responses,
+                request_state=answers.state,
+                allow_input_required=True,
+            ),
+        )
+        if isinstance(result, types.CallToolResult | types.InputRequiredResult):
+            return result
+        raise UpstreamProtocolError(self.name, f"tools/call {tool!r}: unexpected result")
+
+    @property
+    def speaks_modern(self) -> bool:
+        """Whether the live connection speaks 2026-07-28 (or later)."""
+        client = self._client
+        return client is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Forward `resources/read` (errors as for `call_tool`)."""
         return await self._request(
@@ -240,6 +285,18 @@ class Upstream:
         """Forward `prompts/get` (errors as for `call_tool`)."""
         return await self._request(
             f"prompts/get {name!r}", lambda client: client.get_prompt(name, arguments)
+        )
+
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> types.CompleteResult:
+        """Forward `completion/complete` (errors as for `call_tool`)."""
+        return await self._request(
+            "completion/complete",
+            lambda client: client.complete(ref, argument, context_arguments),
         )
 
     async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
@@ -267,6 +324,22 @@ class Upstream:
             if self._client is not client:
                 raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
             raise UpstreamProtocolError(self.name, f"{what}: {exc}") from exc
+
+    async def roots_changed(self) -> None:
+        """Tell the upstream that the host's roots changed, so it asks `roots/list` again.
+
+        Only over the handshake revisions (2026-07-28 drops roots) and only when the router
+        relays roots at all; a connection that is down has nothing to tell."""
+        client = self._client
+        if not self._host_callbacks or client is None:
+            return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            with anyio.fail_after(self.timeouts.call):
+                await client.session.send_notification(types.RootsListChangedNotification())
+        except (MCPError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            logger.info("upstream %s: roots change not delivered", self.name)
 
     def _why_down(self) -> str:
         if self._state is UpstreamState.UNHEALTHY:
@@ -329,6 +402,7 @@ class Upstream:
             client_info=CLIENT_INFO,
             message_handler=self._message_handler(requests),
             logging_callback=self._log_upstream,
+            **self._host_callbacks,
         )
         deadline = anyio.CancelScope(deadline=began + self.timeouts.connect)
         try:

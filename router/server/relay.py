@@ -1,0 +1,191 @@
+"""Upstream requests to the host: which host session gets them, and how.
+
+An upstream shares one connection among every host session, and a server-to-client request
+(sampling, elicitation, `roots/list`) does not name the call that caused it. So the relay
+keeps, per upstream, the host requests now forwarded to it (`calling`), and picks:
+- the caller in the current context first. The SDK asks from the calling task when a
+  2026-07-28 upstream returns its questions in the call's result, and it hands on the
+  sender's context when a streamable HTTP upstream asks on the call's own response stream:
+  both are tied to their call exactly;
+- else the one host session with a call in flight to that upstream (a 2025-11-25 upstream
+  over stdio or SSE asks out of band); the request goes out on that call's stream
+  (`related_request_id`), as if the upstream were the router itself;
+- with calls from several sessions in flight there, no one can tell whose it is: the
+  upstream gets an error rather than another user's answer;
+- with no call in flight (an upstream asking `roots/list` after its start, or after a roots
+  change), the one host session the router serves, if there is exactly one (stdio).
+The host's own errors go back to the upstream with their codes; a host that did not declare
+the capability, or whose connection cannot carry requests (2026-07-28, JSON-only HTTP),
+gives the upstream an error that says so. Between a 2026-07-28 host and a 2026-07-28
+upstream nothing is relayed here: the questions pass as results (`tools.forward`).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.message import ServerMessageMetadata
+from pydantic import ValidationError
+
+from router.sdk_internals import connection_of
+from router.upstream.host_requests import HostRequest
+
+logger = logging.getLogger(__name__)
+
+_R = TypeVar("_R", bound=types.Result)
+
+
+@dataclass(eq=False)
+class _Caller:
+    """A host request being forwarded to `upstream`."""
+
+    upstream: str
+    session: ServerSession
+    connection: Connection
+    request_id: types.RequestId | None
+
+
+_current: ContextVar[_Caller | None] = ContextVar("mcp_router_relay_caller", default=None)
+
+
+def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
+    return types.ErrorData(code=code, message=f"mcp-router: {message}")
+
+
+def _method(request: HostRequest) -> str:
+    return request.method
+
+
+class HostRelay:
+    """Routes each upstream's request to the host session that should answer it."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, list[_Caller]] = {}
+        # Every host connection seen, with its latest session object: the connection's own
+        # channel is what a request outside any call goes out on. Weak: a closed one goes.
+        self._hosts: weakref.WeakKeyDictionary[Connection, ServerSession] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def seen(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Note the host session of a request; True the first time a host that lists
+        roots is seen (its upstreams should then ask for them again)."""
+        connection = connection_of(ctx.session)
+        first = connection not in self._hosts
+        self._hosts[connection] = ctx.session
+        caps = ctx.session.client_capabilities
+        return first and caps is not None and caps.roots is not None
+
+    @contextmanager
+    def calling(self, ctx: ServerRequestContext[Any, Any], upstream: str) -> Iterator[None]:
+        """While the host's request `ctx` is forwarded to `upstream`."""
+        caller = _Caller(upstream, ctx.session, connection_of(ctx.session), ctx.request_id)
+        self._hosts[caller.connection] = ctx.session
+        calls = self._calls.setdefault(upstream, [])
+        calls.append(caller)
+        token = _current.set(caller)
+        try:
+            yield
+        finally:
+            _current.reset(token)
+            calls.remove(caller)
+            if not calls:
+                del self._calls[upstream]
+
+    def _caller(self, upstream: str, request: HostRequest) -> _Caller | types.ErrorData:
+        current = _current.get()
+        if current is not None and current.upstream == upstream:
+            return current
+        calls = self._calls.get(upstream, [])
+        connections = {id(c.connection): c for c in reversed(calls)}
+        if len(connections) == 1:
+            return next(iter(connections.values()))
+        if len(connections) > 1:
+            return _refusal(
+                f"{_method(request)} from '{upstream}' cannot be relayed: calls from "
+                f"{len(connections)} clients are in flight to it and the request does not "
+                "say which one it belongs to. Retry when fewer calls run at once."
+            )
+        hosts = list(self._hosts.items())
+        if len(hosts) == 1:
+            connection, session = hosts[0]
+            return _Caller(upstream, session, connection, None)
+        reason = "no client is connected" if not hosts else f"{len(hosts)} clients are connected"
+        return _refusal(
+            f"{_method(request)} from '{upstream}' arrived outside any call and {reason}, "
+            "so there is no one client to ask"
+        )
+
+    async def ask(
+        self, upstream: str, request: HostRequest, result_type: type[_R], limit: float
+    ) -> _R | types.ErrorData:
+        caller = self._caller(upstream, request)
+        if isinstance(caller, types.ErrorData):
+            logger.warning("%s", caller.message)
+            return caller
+        missing = _missing_capability(caller.session.client_capabilities, request)
+        if missing is not None:
+            return _refusal(
+                f"the client did not declare the {missing} capability, so it cannot answer "
+                f"{_method(request)} from '{upstream}'"
+            )
+        related = caller.request_id if caller.session.can_send_request else None
+        metadata = (
+            ServerMessageMetadata(related_request_id=related) if related is not None else None
+        )
+        try:
+            with anyio.fail_after(limit):
+                return await caller.session.send_request(request, result_type, metadata=metadata)
+        except NoBackChannelError:
+            return _refusal(
+                f"the client's connection cannot carry {_method(request)} from '{upstream}' "
+                "(a 2026-07-28 or JSON-response connection has no channel for server requests)"
+            )
+        except MCPError as exc:  # the host's own answer: its code and message go back
+            return types.ErrorData(code=exc.code, message=exc.message, data=exc.data)
+        except TimeoutError:
+            return _refusal(
+                f"the client did not answer {_method(request)} from '{upstream}' within {limit:g}s",
+                types.REQUEST_TIMEOUT,
+            )
+        except ValidationError as exc:
+            return _refusal(
+                f"the client's answer to {_method(request)} is invalid: {exc.error_count()} errors",
+                types.INTERNAL_ERROR,
+            )
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return _refusal(f"the client went away before answering {_method(request)}")
+
+
+def _missing_capability(caps: types.ClientCapabilities | None, request: HostRequest) -> str | None:
+    """The capability the host would need for `request` and did not declare, if any."""
+    if isinstance(request, types.CreateMessageRequest):
+        sampling = caps.sampling if caps else None
+        if sampling is None:
+            return "sampling"
+        if request.params.tools and sampling.tools is None:
+            return "sampling.tools"
+        return None
+    if isinstance(request, types.ElicitRequest):
+        elicitation = caps.elicitation if caps else None
+        if elicitation is None:
+            return "elicitation"
+        if isinstance(request.params, types.ElicitRequestURLParams):
+            return "elicitation.url" if elicitation.url is None else None
+        # `elicitation: {}` means form mode, as does `form`; only `url` alone excludes it
+        if elicitation.form is None and elicitation.url is not None:
+            return "elicitation.form"
+        return None
+    return "roots" if caps is None or caps.roots is None else None

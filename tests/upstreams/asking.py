@@ -1,0 +1,136 @@
+"""An upstream on the mcp SDK that asks its client things, for the relay tests: whatever it
+gets back (an answer, or the error's code and message) is what the tool answers.
+
+Tools: `ask_model(prompt)` samples (`sampling/createMessage`); `ask_user(question)` elicits
+a form with one string field `answer`; `ask_url(url)` elicits in URL mode (the handshake
+revisions only); `roots()` lists
+the client's roots; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got.
+
+`python asking.py` serves stdio; `python asking.py streamable-http PORT` or
+`python asking.py sse PORT` serves HTTP on 127.0.0.1:PORT (`/mcp` or `/sse`).
+"""
+
+import sys
+from typing import Annotated, Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    ListRoots,
+    MCPServer,
+    Resolve,
+    Sample,
+)
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
+
+app = MCPServer("asking")
+WAIT = 10.0
+_changes = 0
+_changed: list[anyio.Event] = []  # made in the event loop, on first use
+
+
+def _next_change() -> anyio.Event:
+    if not _changed:
+        _changed.append(anyio.Event())
+    return _changed[0]
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+def _error(exc: MCPError) -> str:
+    return f"error {exc.code}: {exc.message}"
+
+
+# The tools ask through resolvers, so the SDK asks the way the negotiated revision wants:
+# a request mid-call up to 2025-11-25, an `InputRequiredResult` the client answers and
+# retries with on 2026-07-28.
+
+
+def _sample(prompt: str) -> Sample:
+    message = types.SamplingMessage(role="user", content=types.TextContent(text=prompt))
+    return Sample([message], max_tokens=50)
+
+
+def _question(question: str) -> Elicit[Answer]:
+    return Elicit(question, Answer)
+
+
+def _roots() -> ListRoots:
+    return ListRoots()
+
+
+@app.tool()
+async def ask_model(
+    prompt: str, sampled: Annotated[types.CreateMessageResult, Resolve(_sample)]
+) -> str:
+    """Ask the client's model to complete the prompt."""
+    content = sampled.content
+    text = content.text if isinstance(content, types.TextContent) else repr(content)
+    return f"{sampled.model}: {text}"
+
+
+@app.tool()
+async def ask_user(
+    question: str, answer: Annotated[ElicitationResult[Answer], Resolve(_question)]
+) -> str:
+    """Ask the user a question (a form with one string field)."""
+    if isinstance(answer, AcceptedElicitation):
+        return f"accept: {answer.data.answer}"
+    return answer.action
+
+
+@app.tool()
+async def roots(listed: Annotated[types.ListRootsResult, Resolve(_roots)]) -> str:
+    """The client's roots, one URI a line."""
+    return "\n".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+@app.tool()
+async def ask_url(url: str, ctx: Context) -> str:
+    """Send the user to a URL (URL-mode elicitation)."""
+    try:
+        result = await ctx.elicit_url("Sign in, please", url, "signin-1")
+    except MCPError as exc:
+        return _error(exc)
+    return result.action
+
+
+@app.tool()
+async def roots_changes(at_least: int = 0) -> str:
+    """How many `notifications/roots/list_changed` this server has received, once there
+    are at least `at_least` of them (waiting up to 10 s)."""
+    with anyio.move_on_after(WAIT):
+        while _changes < at_least:
+            await _next_change().wait()
+    return str(_changes)
+
+
+async def _on_roots_changed(ctx: Any, params: Any) -> None:
+    global _changes
+    _changes += 1
+    _next_change().set()
+    _changed[0] = anyio.Event()
+
+
+# The lowlevel server is where notification handlers go; MCPServer has no public hook for it.
+app._lowlevel_server.add_notification_handler(
+    "notifications/roots/list_changed", types.NotificationParams, _on_roots_changed
+)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3:
+        transport, port = sys.argv[1], int(sys.argv[2])
+        if transport == "sse":
+            app.run("sse", host="127.0.0.1", port=port)
+        else:
+            app.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        app.run()
