@@ -6,7 +6,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean
+.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean conformance-deps conformance
 
 setup: $(STAMP)
 
@@ -61,6 +61,15 @@ typecheck: test-setup
 # Real upstream MCP servers (npm and PyPI) that the integration tests start.
 test-deps:
 	bash scripts/install-test-servers.sh
+
+# The official MCP conformance suite and the node 22 it needs, into .cache/conformance.
+conformance-deps:
+	bash scripts/install-conformance.sh
+
+# The suite against the conformance fixture, directly and through the router in pass-through
+# mode: writes benchmarks/results/conformance.json and docs/conformance.md.
+conformance: test-setup conformance-deps
+	$(BIN)/python -m benchmarks.conformance
 
 unit: test-setup test-deps
 	$(BIN)/pytest

@@ -1,0 +1,1 @@
+"""The MCP conformance suite against a fixture server, directly and through the router."""
