@@ -4,8 +4,9 @@ the host session whose call caused them, and the host's answer goes back.
 The upstream is `tests/upstreams/asking.py` (the mcp SDK's server): each tool asks the
 client something and answers with what it got back, an error's code and message included.
 The host is the SDK `Client` with callbacks, on the router over stdio (a child process) and
-over streamable HTTP (in-process on uvicorn); the upstream is reached over stdio, streamable
-HTTP and legacy SSE. The router is BM25 only: ranking is not what these tests are about.
+over streamable HTTP and legacy HTTP+SSE (in-process on uvicorn); the upstream is reached
+over stdio, streamable HTTP and legacy SSE. The router is BM25 only: ranking is not what
+these tests are about.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.session import ClientRequestContext
+from mcp.client.sse import sse_client
 from mcp.shared.exceptions import MCPError
 from pydantic import FileUrl
 
@@ -147,6 +149,10 @@ async def hosted(
         async with http_front(config(servers)) as http:
             with anyio.fail_after(30):
                 await until_indexed(http.state)
+            if front == "sse":  # the legacy HTTP+SSE front, handshake revisions only
+                async with Client(sse_client(http.sse), **options) as client:
+                    yield client
+                return
             async with streamable_client(http.mcp, **options) as client:
                 yield client
 
@@ -161,7 +167,7 @@ async def hosted(
         ("sse", "legacy"),
     ],
 )
-@pytest.mark.parametrize("front", ["stdio", "http"])
+@pytest.mark.parametrize("front", ["stdio", "http", "sse"])
 async def test_sampling_reaches_the_host_and_its_answer_the_upstream(
     tmp_path: Path, front: str, upstream: str, era: str
 ) -> None:
