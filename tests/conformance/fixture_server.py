@@ -21,7 +21,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -31,9 +31,14 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 Context = ServerRequestContext[Any, Any]
-Handler = Callable[[Context, dict[str, Any]], Awaitable[types.CallToolResult]]
+ToolResult = types.CallToolResult | types.InputRequiredResult
+Handler = Callable[[Context, types.CallToolRequestParams], Awaitable[ToolResult]]
+_Answer = TypeVar("_Answer", types.CreateMessageResult, types.ElicitResult)
+ASKED = "ask"
+"""The key of the one input request an asking tool sends on 2026-07-28."""
 
 PNG_1X1 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0g"
@@ -54,15 +59,15 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
 # -- tools -------------------------------------------------------------------------------
 
 
-async def simple_text(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def simple_text(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     return _text("This is a simple text response for testing.")
 
 
-async def image(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def image(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     return types.CallToolResult(content=[types.ImageContent(data=PNG_1X1, mime_type="image/png")])
 
 
-async def audio(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def audio(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     return types.CallToolResult(content=[types.AudioContent(data=WAV_EMPTY, mime_type="audio/wav")])
 
 
@@ -71,14 +76,14 @@ def _embedded(uri: str, mime_type: str, text: str) -> types.EmbeddedResource:
     return types.EmbeddedResource(resource=contents)
 
 
-async def embedded_resource(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def embedded_resource(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     resource = _embedded(
         "test://embedded-resource", "text/plain", "This is an embedded resource content."
     )
     return types.CallToolResult(content=[resource])
 
 
-async def mixed_content(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def mixed_content(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     data = json.dumps({"test": "data", "value": 123})
     return types.CallToolResult(
         content=[
@@ -89,7 +94,7 @@ async def mixed_content(ctx: Context, arguments: dict[str, Any]) -> types.CallTo
     )
 
 
-async def with_logging(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def with_logging(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     for step, message in enumerate(
         ("Tool execution started", "Tool processing data", "Tool execution completed")
     ):
@@ -102,7 +107,7 @@ async def with_logging(ctx: Context, arguments: dict[str, Any]) -> types.CallToo
     return _text("Tool with logging executed successfully")
 
 
-async def with_progress(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def with_progress(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     for step, progress in enumerate((0, 50, 100)):
         if step:
             await anyio.sleep(0.05)
@@ -110,58 +115,75 @@ async def with_progress(ctx: Context, arguments: dict[str, Any]) -> types.CallTo
     return _text("Tool with progress executed successfully")
 
 
-async def error_handling(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def error_handling(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     return _text("This tool intentionally returns an error for testing", error=True)
 
 
-def _related(ctx: Context) -> ServerMessageMetadata:
-    return ServerMessageMetadata(related_request_id=ctx.request_id)
+async def _ask(
+    ctx: Context,
+    call: types.CallToolRequestParams,
+    request: types.CreateMessageRequest | types.ElicitRequest,
+    answer_type: type[_Answer],
+) -> _Answer | types.InputRequiredResult:
+    """Ask the client: mid-call up to 2025-11-25; on 2026-07-28 in an `InputRequiredResult`,
+    answered when the client calls again with `inputResponses`."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        related = ServerMessageMetadata(related_request_id=ctx.request_id)
+        return await ctx.session.send_request(request, answer_type, metadata=related)
+    answer = (call.input_responses or {}).get(ASKED)
+    if answer is None:
+        return types.InputRequiredResult(input_requests={ASKED: request})
+    if isinstance(answer, answer_type):
+        return answer
+    return answer_type.model_validate(answer.model_dump(by_alias=True, exclude_none=True))
 
 
-async def sampling(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def sampling(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     if not ctx.session.check_client_capability(
         types.ClientCapabilities(sampling=types.SamplingCapability())
     ):
         return _text("the client does not support sampling", error=True)
-    message = types.SamplingMessage(
-        role="user", content=types.TextContent(text=str(arguments.get("prompt", "")))
-    )
+    prompt = str((call.arguments or {}).get("prompt", ""))
+    message = types.SamplingMessage(role="user", content=types.TextContent(text=prompt))
     request = types.CreateMessageRequest(
         params=types.CreateMessageRequestParams(messages=[message], max_tokens=100)
     )
-    result = await ctx.session.send_request(
-        request, types.CreateMessageResult, metadata=_related(ctx)
-    )
+    result = await _ask(ctx, call, request, types.CreateMessageResult)
+    if isinstance(result, types.InputRequiredResult):
+        return result
     content = result.content
     answer = content.text if isinstance(content, types.TextContent) else "No response"
     return _text(f"LLM response: {answer}")
 
 
-async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> types.ElicitResult | None:
+async def _elicit(
+    ctx: Context,
+    call: types.CallToolRequestParams,
+    prefix: str,
+    message: str,
+    schema: dict[str, Any],
+) -> ToolResult:
     if not ctx.session.check_client_capability(
         types.ClientCapabilities(elicitation=types.ElicitationCapability())
     ):
-        return None
+        return _text("the client does not support elicitation", error=True)
     request = types.ElicitRequest(
         params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
     )
-    return await ctx.session.send_request(request, types.ElicitResult, metadata=_related(ctx))
-
-
-def _elicited(prefix: str, result: types.ElicitResult | None) -> types.CallToolResult:
-    if result is None:
-        return _text("the client does not support elicitation", error=True)
+    result = await _ask(ctx, call, request, types.ElicitResult)
+    if isinstance(result, types.InputRequiredResult):
+        return result
     content = json.dumps(result.content or {})
     return _text(f"{prefix}: action={result.action}, content={content}")
 
 
-async def elicitation(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def elicitation(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     schema = _object(
         username={"type": "string", "description": "User's response"},
         email={"type": "string", "description": "User's email address"},
     )
-    result = await _elicit(ctx, str(arguments.get("message", "")), schema)
-    return _elicited("User response", result)
+    message = str((call.arguments or {}).get("message", ""))
+    return await _elicit(ctx, call, "User response", message, schema)
 
 
 SEP1034_SCHEMA = _object(
@@ -178,9 +200,9 @@ SEP1034_SCHEMA = _object(
 )
 
 
-async def elicitation_defaults(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
-    result = await _elicit(ctx, "Please review your information", SEP1034_SCHEMA)
-    return _elicited("Elicitation completed", result)
+async def elicitation_defaults(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+    message = "Please review your information"
+    return await _elicit(ctx, call, "Elicitation completed", message, SEP1034_SCHEMA)
 
 
 def _titled(*pairs: tuple[str, str]) -> list[dict[str, str]]:
@@ -209,13 +231,13 @@ SEP1330_SCHEMA = _object(
 )
 
 
-async def elicitation_enums(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
-    result = await _elicit(ctx, "Please choose your options", SEP1330_SCHEMA)
-    return _elicited("Elicitation completed", result)
+async def elicitation_enums(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+    message = "Please choose your options"
+    return await _elicit(ctx, call, "Elicitation completed", message, SEP1330_SCHEMA)
 
 
-async def json_schema_tool(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
-    return _text(f"Received: {json.dumps(arguments, sort_keys=True)}")
+async def json_schema_tool(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+    return _text(f"Received: {json.dumps(call.arguments or {}, sort_keys=True)}")
 
 
 JSON_SCHEMA_2020_12 = {
@@ -232,7 +254,7 @@ JSON_SCHEMA_2020_12 = {
 }
 
 
-async def reconnection(ctx: Context, arguments: dict[str, Any]) -> types.CallToolResult:
+async def reconnection(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
     """Closes the POST stream mid-call; the client resumes it with `Last-Event-ID`."""
     if ctx.close_sse_stream is not None:
         await ctx.close_sse_stream()
@@ -302,11 +324,11 @@ async def list_tools(
     )
 
 
-async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> ToolResult:
     tool = TOOLS.get(params.name)
     if tool is None:
         return _text(f"unknown tool {params.name!r}", error=True)
-    return await tool.handler(ctx, dict(params.arguments or {}))
+    return await tool.handler(ctx, params)
 
 
 # -- resources and prompts ---------------------------------------------------------------
