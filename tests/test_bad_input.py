@@ -223,6 +223,7 @@ def test_inspect_of_healthy_upstreams_exits_0(tmp_path: Path) -> None:
         ([*EVAL, "-k", "0"], "argument -k: must be a whole number of at least 1, not '0'"),
         ([*EVAL, "--limit", "-3"], "argument --limit: must be a whole number of at least 1"),
         ([*EVAL, "--mode", "bm25,fast"], "argument --mode: unknown mode 'fast'"),
+        ([*EVAL, "--group-by", "level"], "--group-by level: no query in"),
         (["inspect", "--config", "c.json", "-k", "0"], "argument -k: must be a whole number"),
         (["inspect", "--config", "c.json", "--wait", "-1"], "argument --wait: must be a number"),
         (["serve", "--config", "c.json", "--port", "70000"], "argument --port: must be a port"),

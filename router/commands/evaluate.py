@@ -14,6 +14,7 @@ from router.accounting.tokens import TokenCounter
 from router.commands.indexing import add_index_arguments, build_index
 from router.commands.option_types import positive_int, search_modes
 from router.dataset import OnError, load_queries
+from router.errors import DataError
 from router.progress import progress_callback
 from router.retrieval.types import SearchMode
 
@@ -53,13 +54,19 @@ def run(args: argparse.Namespace) -> int:
         logger.warning("skipped %s", problem)
     if args.limit is not None:
         queries = queries[: args.limit]
+    if args.group_by and not any(q.field(args.group_by) is not None for q in queries):
+        fields = sorted({name for q in queries for name, _ in q.extra})
+        raise DataError(
+            f"--group-by {args.group_by}: no query in {args.queries} has that field "
+            f"(fields they have: {', '.join(fields) or 'none'})"
+        )
+    group_by = group_field(queries, args.group_by)
     index = build_index(args, modes)
     resolved, unknown_gold = resolve_gold(index.catalog, queries)
     if unknown_gold:
         logger.warning("%d gold tools are not in the catalog; they count as misses", unknown_gold)
     counter = TokenCounter()
     full_tokens = counter.count_tools(index.catalog.records, ToolFormat.MCP)
-    group_by = group_field(queries, args.group_by)
     with progress_callback("queries") as on_progress:
         results = evaluate(
             index.retriever,
