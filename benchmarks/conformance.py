@@ -64,8 +64,6 @@ SUITE_TIMEOUT = 600.0
 KNOWN_GAPS = {
     "tools-call-with-logging": "an upstream's log messages during a call go to the router's "
     "log; they are not relayed to the host whose call caused them",
-    "resources-subscribe": "resources/subscribe is not forwarded to upstreams",
-    "resources-unsubscribe": "resources/unsubscribe is not forwarded to upstreams",
 }
 """Scenarios that pass directly and fail through the router, and why (the tests hold each to
 failing until it is dropped from here)."""

@@ -6,7 +6,8 @@ kept by the first upstream in name order and rewritten as `mcp-router://{server}
 the others. A server with `"prefix": false` keeps its prompt and resource names; an
 unprefixed prompt name another server's prompt already has is a clash, named as for tools
 (`router.naming`): it keeps its prefixed name and the clash is logged when prompts are
-listed. Reads, gets and completions are routed back to the owning upstream.
+listed. Reads, gets and completions are routed back to the owning upstream, and a host's
+`resources/subscribe` becomes a watch there (`router.server.subscriptions`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mcp.server.context import ServerRequestContext
 
 from router.errors import InvalidParams
 from router.naming import NameClash, NameRules, assign_names
+from router.sdk_internals import connection_of
 from router.server.state import RouterState
 from router.upstream import Upstream
 
@@ -97,8 +99,13 @@ async def read_resource(
     ctx: Context, params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult:
     pool = ctx.lifespan_context.pool
-    routes = _routes(pool.upstreams)
-    uri = str(params.uri)
+    owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
+    with ctx.lifespan_context.relay.calling(ctx, owner):
+        return await pool.read_resource(owner, upstream_uri)
+
+
+def _resource_owner(routes: _Routes, uri: str) -> tuple[str, str]:
+    """The upstream that owns the resource the router lists as `uri`, and its own URI."""
     owner = routes.uri_owner.get(uri)
     upstream_uri = uri
     rewritten = _REWRITTEN.match(uri)
@@ -108,8 +115,30 @@ async def read_resource(
         owner = next((s for pattern, s in routes.template_owner if pattern.match(uri)), None)
     if owner is None:
         raise InvalidParams(f"unknown resource {uri!r}")  # -32602, as SEP-2164 settled
-    with ctx.lifespan_context.relay.calling(ctx, owner):
-        return await pool.read_resource(owner, upstream_uri)
+    return owner, upstream_uri
+
+
+async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    """`resources/subscribe`: the host hears `notifications/resources/updated` for the URI
+    whenever its upstream says it changed (`router.server.subscriptions`)."""
+    state = ctx.lifespan_context
+    uri = str(params.uri)
+    owner, upstream_uri = _resource_owner(_routes(state.pool.upstreams), uri)
+    host = connection_of(ctx.session)
+    state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
+    return types.EmptyResult()
+
+
+async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end."""
+    state = ctx.lifespan_context
+    try:
+        owner, upstream_uri = _resource_owner(_routes(state.pool.upstreams), str(params.uri))
+    except InvalidParams:
+        return types.EmptyResult()
+    host = connection_of(ctx.session)
+    state.subscriptions.unsubscribe(host, state.pool.upstream(owner), upstream_uri)
+    return types.EmptyResult()
 
 
 async def list_prompts(

@@ -209,6 +209,8 @@ def build_server(
         on_list_prompts=aggregate.list_prompts,
         on_get_prompt=errors_as_mcp(aggregate.get_prompt),
         on_completion=errors_as_mcp(aggregate.complete),
+        on_subscribe_resource=errors_as_mcp(aggregate.subscribe),
+        on_unsubscribe_resource=errors_as_mcp(aggregate.unsubscribe),
     )
     # Roots are deprecated from 2026-07-28 on (the constructor argument warns), but hosts on
     # the handshake revisions still announce changes, and upstreams should hear them.

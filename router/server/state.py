@@ -26,6 +26,7 @@ from router.server.approval import Approvals
 from router.server.index import LiveIndex, Snapshot
 from router.server.passthrough import ListChanges
 from router.server.relay import HostRelay
+from router.server.subscriptions import HostSubscriptions
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic", "all"]
@@ -68,6 +69,8 @@ class RouterState:
     )
     list_changes: ListChanges = field(default_factory=ListChanges)
     """Pass-through mode: the clients that listed the tools, told when the listing changes."""
+    subscriptions: HostSubscriptions = field(default_factory=HostSubscriptions)
+    """The hosts subscribed to upstream resources (`resources/subscribe`)."""
     relay: HostRelay = field(default_factory=HostRelay)
     """Carries what upstreams ask of the host to the host session whose call caused it."""
     policy: ToolPolicy = field(default_factory=ToolPolicy)

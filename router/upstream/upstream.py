@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import TypeVar
 
 import anyio
@@ -56,6 +57,7 @@ from router.upstream.negotiation import (
     negotiated_mode,
     upstream_key,
 )
+from router.upstream.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.stderr import StderrTail
 from router.upstream.transport import open_transport, transport_name
@@ -131,6 +133,7 @@ class Upstream:
         self._retry_now = anyio.Event()
         self._changed = Changes()
         self._listing = Listing()
+        self._watches = ResourceWatches(name)
         self._tools: tuple[ToolSpec, ...] = ()
         self._server_info: types.Implementation | None = None
         self._protocol_version: str | None = None
@@ -278,6 +281,11 @@ class Upstream:
         return await self._request(
             "resources/read", lambda client: client.read_resource(uri, cache_mode="bypass")
         )
+
+    def watching(self, uri: str, on_update: OnUpdate) -> AbstractContextManager[None]:
+        """While inside, `on_update(uri)` runs whenever the upstream says the resource at
+        `uri` changed, across reconnects (`router.upstream.resource_watch`)."""
+        return self._watches.watching(uri, on_update)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
@@ -481,6 +489,7 @@ class Upstream:
         """Re-list on change notifications until the connection ends (or `restart`)."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._relist_loop, client, requests, ended)
+            tg.start_soon(self._watches.serve, client)
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 tg.start_soon(self._listen_loop, client, requests)
             if isinstance(self.server, RemoteServer):
@@ -572,6 +581,8 @@ class Upstream:
                 requests.add("resources")
             elif isinstance(message, types.PromptListChangedNotification):
                 requests.add("prompts")
+            elif isinstance(message, types.ResourceUpdatedNotification):
+                self._watches.updated(str(message.params.uri))
             elif isinstance(message, Exception):
                 logger.warning("upstream %s: transport: %s", self.name, message)
             await anyio.lowlevel.checkpoint()

@@ -6,7 +6,10 @@ it in each scenario's requirements, naming the tools (`test_simple_text`, ...,
 `json_schema_2020_12_tool`, `test_reconnection`), resources (`test://static-text`,
 `test://static-binary`, `test://template/{id}/data`, `test://watched-resource`) and prompts
 (`test_simple_prompt`, ...) its scenarios call and the answers they check. An event store
-makes POST streams resumable, as the SSE polling scenario (SEP-1699) asks.
+makes POST streams resumable, as the SSE polling scenario (SEP-1699) asks. Subscriptions to
+`test://watched-resource` are kept (`resources/subscribe` up to 2025-11-25,
+`subscriptions/listen` on 2026-07-28), and one tool beyond the suite's,
+`touch_watched_resource`, tells its subscribers that it changed, for the router's own tests.
 
     python -m tests.conformance.fixture_server [--port 0]
 
@@ -19,19 +22,25 @@ import argparse
 import json
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
 import uvicorn
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from router.sdk_internals import connection_of  # the SDK's one seam for a request's connection
 
 Context = ServerRequestContext[Any, Any]
 ToolResult = types.CallToolResult | types.InputRequiredResult
@@ -262,6 +271,34 @@ async def reconnection(ctx: Context, call: types.CallToolRequestParams) -> ToolR
     return _text("Reconnection test completed")
 
 
+WATCHED = "test://watched-resource"
+
+
+class Watchers:
+    """Who is subscribed to the watched resource: handshake connections, and the listen
+    streams of 2026-07-28 clients (through the bus)."""
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.version = 0
+
+    async def touch(self) -> int:
+        """The resource changed: tell every subscriber; how many connections were told."""
+        self.version += 1
+        connections = list(self.connections)
+        for connection in connections:
+            await connection.notify("notifications/resources/updated", {"uri": WATCHED})
+        await self.bus.publish(ResourceUpdated(uri=WATCHED))
+        return len(connections)
+
+
+async def touch_watched(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+    watchers: Watchers = ctx.lifespan_context
+    told = await watchers.touch()
+    return _text(f"{WATCHED} is now version {watchers.version}; told {told} subscribers")
+
+
 @dataclass(frozen=True)
 class FixtureTool:
     description: str
@@ -309,6 +346,11 @@ TOOLS: dict[str, FixtureTool] = {
     ),
     "test_reconnection": FixtureTool(
         "Closes its response stream mid-call (SSE polling, SEP-1699)", NO_ARGUMENTS, reconnection
+    ),
+    "touch_watched_resource": FixtureTool(
+        f"Not one of the suite's: tells the subscribers of {WATCHED} that it changed",
+        NO_ARGUMENTS,
+        touch_watched,
     ),
 }
 
@@ -400,10 +442,14 @@ async def read_resource(
 
 
 async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    if str(params.uri) == WATCHED:
+        ctx.lifespan_context.connections.add(connection_of(ctx.session))
     return types.EmptyResult()
 
 
 async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    if str(params.uri) == WATCHED:
+        ctx.lifespan_context.connections.discard(connection_of(ctx.session))
     return types.EmptyResult()
 
 
@@ -502,10 +548,18 @@ class MemoryEventStore(EventStore):
         return stream
 
 
-def build_server() -> Server[Any]:
-    server: Server[Any] = Server(
+def build_server() -> Server[Watchers]:
+    watchers = Watchers()
+
+    @asynccontextmanager
+    async def lifespan(_: Server[Watchers]) -> AsyncIterator[Watchers]:
+        yield watchers
+
+    server: Server[Watchers] = Server(
         "mcp-router-conformance-fixture",
         version="1.0.0",
+        lifespan=lifespan,
+        on_subscriptions_listen=ListenHandler(watchers.bus),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
