@@ -1,5 +1,5 @@
 """Pass-through mode (`"router": {"mode": "all"}`) and `"prefix": false`, end to end through
-`mcp-router serve` over stdio.
+`mcp-router serve` over stdio, and the HTTP front's streamable HTTP.
 
 Two small upstreams: `growing` (the SDK's MCPServer; its `grow` tool adds a tool and
 announces it) keeps its names, `scripted` (hand-written, handshake only) is prefixed.
@@ -15,6 +15,8 @@ import pytest
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
+from tests.http_serving import config as http_config
+from tests.http_serving import http_front, streamable_client
 from tests.serving import META_TOOLS, raw_router, router_parameters, script, write_config
 
 SCRIPTED_TOOLS = ["env", "fail", "hang", "cancelled", "extra_1", "extra_2"]
@@ -100,3 +102,26 @@ async def test_two_unprefixed_servers_with_one_tool_name_log_the_clash_and_keep_
     log = (tmp_path / "router.log").read_text(encoding="utf-8")
     assert "tool name clash: servers 'alpha' and 'beta' both list a tool named 'grow'" in log
     assert "listed as 'beta__grow'" in log
+
+
+async def test_mode_all_announces_list_changed_over_streamable_http(tmp_path: Path) -> None:
+    changed = anyio.Event()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    servers = {"growing": script("growing", prefix=False)}
+    cfg = http_config(servers, mode="all", cache_dir=str(tmp_path / "cache"))
+    async with (
+        http_front(cfg) as front,
+        streamable_client(front.mcp, mode="legacy", message_handler=on_message) as client,
+    ):
+        with anyio.fail_after(30):
+            before = [tool.name for tool in (await client.list_tools()).tools]
+            await client.call_tool("grow", {})
+            await changed.wait()
+            after = [tool.name for tool in (await client.list_tools()).tools]
+
+    assert before == ["grow"]
+    assert after == ["grow", "grown"]
