@@ -62,9 +62,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def router(config: Path, *, bm25_only: bool, log: Path) -> Iterator[str]:
-    """`mcp-router serve --http` on a free port, ready (`/healthz` 200) and warmed up (each
-    task once per format through `/v1/route`); yields its URL."""
+def spawned(
+    config: Path, *, bm25_only: bool, log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`mcp-router serve --http` on a free port, ready (`/healthz` 200); yields its URL and
+    its process, and stops it on exit."""
     port = free_port()
     command = [sys.executable, "-m", "router", "serve", "--http", "--port", str(port)]
     command += ["--config", str(config), *(["--bm25-only"] if bm25_only else [])]
@@ -82,14 +84,21 @@ def router(config: Path, *, bm25_only: bool, log: Path) -> Iterator[str]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise SystemExit(f"the router did not become ready; see {log}")
             time.sleep(0.2)
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def router(config: Path, *, bm25_only: bool, log: Path) -> Iterator[str]:
+    """`spawned`, warmed up (each task once per format through `/v1/route`); yields its URL."""
+    with spawned(config, bm25_only=bm25_only, log=log) as (url, _):
         for fmt in ("mcp", "openai", "anthropic"):  # warm-up: first model call, token counts
             for query in QUERIES:
                 body = {"query": query, "k": 5, "format": fmt}
                 httpx2.post(f"{url}/v1/route", json=body, timeout=30).raise_for_status()
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def wrk(script: str, url: str, clients: int, duration: int, *args: str) -> dict[str, Any]:
