@@ -61,10 +61,7 @@ START_TIMEOUT = 60.0
 """Seconds for the fixture to print its URL, and for the router to be ready."""
 SUITE_TIMEOUT = 600.0
 """Seconds for one run of the whole suite (a run takes a few seconds)."""
-KNOWN_GAPS = {
-    "tools-call-with-logging": "an upstream's log messages during a call go to the router's "
-    "log; they are not relayed to the host whose call caused them",
-}
+KNOWN_GAPS: dict[str, str] = {}
 """Scenarios that pass directly and fail through the router, and why (the tests hold each to
 failing until it is dropped from here)."""
 

@@ -27,7 +27,7 @@ from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.sse import sse_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import FileUrl
 
 from tests.http_serving import config, http_front, streamable_client, until_indexed
@@ -49,6 +49,7 @@ class Host:
         self.release = anyio.Event()
         self.hold_elicitation = False
         self.elicitation_started = anyio.Event()
+        self.logged: list[tuple[str, object]] = []
 
     async def sampling(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
@@ -78,11 +79,15 @@ class Host:
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=self.roots)
 
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logged.append((params.level, params.data))
+
     def callbacks(self) -> dict[str, Any]:
         return {
             "sampling_callback": self.sampling,
             "elicitation_callback": self.elicitation,
             "list_roots_callback": self.list_roots,
+            "logging_callback": self.log,
         }
 
 
@@ -340,3 +345,22 @@ async def test_requests_go_to_the_calling_session_and_never_to_another(
     assert answers["a"] == "accept: blue"
     assert host_a.elicited == ["Colour?"] and host_a.sampled == []
     assert first_text(alone) == "host-model: echo now"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("front", ["stdio", "http"])
+async def test_an_upstreams_log_messages_reach_the_calling_host_at_its_level(
+    tmp_path: Path, front: str, era: str
+) -> None:
+    host = Host()
+    with anyio.fail_after(60):
+        async with hosted(tmp_path, front, host, era=era) as client:
+            await client.call_tool("asking__say", {"text": "one"})
+            everything = list(host.logged)
+            host.logged.clear()
+            with pytest.warns(MCPDeprecationWarning):  # logging/setLevel ends at 2026-07-28
+                await client.set_logging_level("warning")
+            await client.call_tool("asking__say", {"text": "two"})
+
+    assert everything == [("info", "info: one"), ("warning", "warning: one")]
+    assert host.logged == [("warning", "warning: two")]

@@ -100,7 +100,7 @@ async def read_resource(
 ) -> types.ReadResourceResult:
     pool = ctx.lifespan_context.pool
     owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
-    with ctx.lifespan_context.relay.calling(ctx, owner):
+    async with ctx.lifespan_context.relay.calling(ctx, owner):
         return await pool.read_resource(owner, upstream_uri)
 
 
@@ -156,7 +156,7 @@ async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> type
     if owner is None:
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
-    with ctx.lifespan_context.relay.calling(ctx, server):
+    async with ctx.lifespan_context.relay.calling(ctx, server):
         return await pool.get_prompt(server, name, params.arguments)
 
 
@@ -185,5 +185,7 @@ async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.C
 
 
 async def set_logging_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
-    """Accepted (handshake revisions): the router itself sends the host no log messages."""
+    """The host's level for the upstreams' log messages relayed to it (handshake revisions;
+    the router sends none of its own)."""
+    ctx.lifespan_context.relay.set_log_level(ctx, params.level)
     return types.EmptyResult()

@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.server.connection import Connection
+from mcp.server.connection import Connection, allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError, NoBackChannelError
@@ -55,7 +55,15 @@ class _Caller:
     session: ServerSession
     connection: Connection
     request_id: types.RequestId | None
+    meta: Mapping[str, Any] | None = None
+    delivering: int = 0
+    """Log messages for this call being written to the host now."""
+    delivered: anyio.Event = field(default_factory=anyio.Event)
 
+
+_LOG_ORDER = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_NOTIFY_LIMIT = 10.0
+"""Seconds a log message may wait to be written to its client before it is dropped."""
 
 _current: ContextVar[_Caller | None] = ContextVar("mcp_router_relay_caller", default=None)
 
@@ -78,6 +86,7 @@ class HostRelay:
         self._hosts: weakref.WeakKeyDictionary[Connection, ServerSession] = (
             weakref.WeakKeyDictionary()
         )
+        self._log_levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
     def seen(self, ctx: ServerRequestContext[Any, Any]) -> bool:
         """Note the host session of a request; True the first time a host that lists
@@ -88,21 +97,67 @@ class HostRelay:
         caps = ctx.session.client_capabilities
         return first and caps is not None and caps.roots is not None
 
-    @contextmanager
-    def calling(self, ctx: ServerRequestContext[Any, Any], upstream: str) -> Iterator[None]:
-        """While the host's request `ctx` is forwarded to `upstream`."""
-        caller = _Caller(upstream, ctx.session, connection_of(ctx.session), ctx.request_id)
+    @asynccontextmanager
+    async def calling(
+        self, ctx: ServerRequestContext[Any, Any], upstream: str
+    ) -> AsyncIterator[None]:
+        """While the host's request `ctx` is forwarded to `upstream`. On the way out it lets
+        the call's log messages reach the host first: the SDK hands them over in tasks of
+        their own, which may still be writing when the result arrives, and a message after
+        the result would miss an HTTP call's stream."""
+        connection = connection_of(ctx.session)
+        caller = _Caller(upstream, ctx.session, connection, ctx.request_id, ctx.meta)
         self._hosts[caller.connection] = ctx.session
         calls = self._calls.setdefault(upstream, [])
         calls.append(caller)
         token = _current.set(caller)
         try:
             yield
+            if caller.delivering:
+                with anyio.move_on_after(_NOTIFY_LIMIT):
+                    await caller.delivered.wait()
         finally:
             _current.reset(token)
             calls.remove(caller)
             if not calls:
                 del self._calls[upstream]
+
+    def set_log_level(self, ctx: ServerRequestContext[Any, Any], level: str) -> None:
+        """A host's `logging/setLevel` (handshake revisions): upstream log messages below it
+        are not passed on to that host."""
+        self._log_levels[connection_of(ctx.session)] = level
+
+    async def log(self, upstream: str, params: types.LoggingMessageNotificationParams) -> None:
+        """An upstream's log message goes to the host whose call it belongs to, on that
+        call's stream, at or above the host's level; one that belongs to no call, or to
+        one of several, stays in the router's log only."""
+        current = _current.get()
+        if current is not None and current.upstream == upstream:
+            caller = current
+        else:
+            calls = {id(c.connection): c for c in self._calls.get(upstream, [])}
+            if len(calls) != 1:
+                return
+            caller = next(iter(calls.values()))
+        wanted = self._log_levels.get(caller.connection)
+        if wanted is not None and _LOG_ORDER.index(params.level) < _LOG_ORDER.index(wanted):
+            return
+        # On 2026-07-28 a host opts in per request (`_meta`), at a level of its choosing.
+        if params.level not in allowed_log_levels(caller.session.protocol_version, caller.meta):
+            return
+        caller.delivering += 1
+        try:
+            with anyio.fail_after(_NOTIFY_LIMIT):
+                await caller.session.send_notification(
+                    types.LoggingMessageNotification(params=params),
+                    related_request_id=caller.request_id,
+                )
+        except (TimeoutError, MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            logger.info("a log message from %s was not delivered to its client", upstream)
+        finally:
+            caller.delivering -= 1
+            if not caller.delivering:
+                caller.delivered.set()
 
     def _caller(self, upstream: str, request: HostRequest) -> _Caller | types.ErrorData:
         current = _current.get()

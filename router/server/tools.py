@@ -167,7 +167,7 @@ async def forward(
     # no progress token for the SDK to track, a cost on every call.
     progress = ctx.session.report_progress if _wants_progress(ctx) else None
     try:
-        with state.relay.calling(ctx, record.server):
+        async with state.relay.calling(ctx, record.server):
             if answers is not None and _is_modern(ctx):
                 result = await state.pool.call_tool_round(
                     record.server,

@@ -41,6 +41,10 @@ class HostRequests(Protocol):
         upstream gets an `ErrorData` saying which."""
         ...
 
+    async def log(self, upstream: str, params: types.LoggingMessageNotificationParams) -> None:
+        """Pass an upstream's log message to the host whose call it belongs to, if any."""
+        ...
+
 
 class HostCallbacks:
     """The SDK client's three callbacks for one upstream, each relayed to `host`."""

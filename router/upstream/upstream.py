@@ -125,6 +125,7 @@ class Upstream:
         self._on_status_changed = on_status_changed
         self._memory = memory or ProtocolMemory()
         self._backoff = backoff or BackoffPolicy()
+        self._host = host
         self._host_callbacks = (
             HostCallbacks(name, host, self.timeouts.call).as_client_options() if host else {}
         )
@@ -410,6 +411,9 @@ class Upstream:
             client_info=CLIENT_INFO,
             message_handler=self._message_handler(requests),
             logging_callback=self._log_upstream,
+            # 2026-07-28 upstreams log only for requests that opt in: with a host to pass
+            # them to, every level comes, and the host's own level filters (relay).
+            log_level="debug" if self._host is not None else None,
             **self._host_callbacks,
         )
         deadline = anyio.CancelScope(deadline=began + self.timeouts.connect)
@@ -592,6 +596,8 @@ class Upstream:
     async def _log_upstream(self, params: types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(params.level, logging.INFO)
         logger.log(level, "[%s] %s", self.name, params.data)
+        if self._host is not None:
+            await self._host.log(self.name, params)
 
     def _set_state(self, state: UpstreamState) -> None:
         self._state = state

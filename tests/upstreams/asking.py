@@ -3,8 +3,8 @@ gets back (an answer, or the error's code and message) is what the tool answers.
 
 Tools: `ask_model(prompt)` samples (`sampling/createMessage`); `ask_user(question)` elicits
 a form with one string field `answer`; `ask_url(url)` elicits in URL mode (the handshake
-revisions only); `roots()` lists
-the client's roots; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got.
+revisions only); `roots()` lists the client's roots; `say(text)` logs the text at info and
+at warning; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got.
 
 `python asking.py` serves stdio; `python asking.py streamable-http PORT` or
 `python asking.py sse PORT` serves HTTP on 127.0.0.1:PORT (`/mcp` or `/sse`).
@@ -100,6 +100,14 @@ async def ask_url(url: str, ctx: Context) -> str:
     except MCPError as exc:
         return _error(exc)
     return result.action
+
+
+@app.tool()
+async def say(text: str, ctx: Context) -> str:
+    """Log the text at info and at warning, then answer "said"."""
+    await ctx.info(f"info: {text}")
+    await ctx.warning(f"warning: {text}")
+    return "said"
 
 
 @app.tool()
