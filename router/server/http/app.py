@@ -1,6 +1,6 @@
 """The HTTP front: one FastAPI app serving the routed MCP server (streamable HTTP at `/mcp`,
-legacy SSE at `/sse` + `/messages/`) and the REST API (`/v1/route`, `/v1/tools`,
-`/healthz`), behind the `GuardMiddleware`.
+legacy SSE at `/sse` + `/messages/`), the REST API (`/v1/route`, `/v1/tools`,
+`/healthz`) and the playground page at `/`, behind the `GuardMiddleware`.
 
 The app's lifespan owns everything, once for all sessions: it starts the upstream pool and
 the index (`router_state`), builds the MCP server around that state, and runs the SDK's
@@ -26,6 +26,7 @@ from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.guard import GuardMiddleware
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
+from router.server.http.playground import PUBLIC_PATHS, playground_routes
 from router.server.http.rest import FrontState, Readiness, api
 from router.server.http.routing import ListCosts
 from router.server.http.security import SecurityPolicy
@@ -68,9 +69,11 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
     bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
     app.include_router(api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
+    app.router.routes.extend(playground_routes())
     app.add_exception_handler(RouterError, _router_error)
     app.add_exception_handler(Exception, _internal_error)
-    app.add_middleware(GuardMiddleware, policy=policy)
+    # The playground's page and files hold no data: they load without the token.
+    app.add_middleware(GuardMiddleware, policy=policy, public_paths=PUBLIC_PATHS)
     return app
 
 

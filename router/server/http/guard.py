@@ -4,7 +4,8 @@ before any route runs, so a refused request reaches neither the MCP session nor 
 Checks run cheapest first and before the body is read, so an unauthenticated client cannot
 make the router buffer a large body: Host (421), Origin (403), token (401), then the body
 size (413: a declared `Content-Length` over the limit at once, a streamed body once it
-passes the limit). The body is then replayed to the app.
+passes the limit). The body is then replayed to the app. A GET or HEAD of a public path (the
+playground's page and files, which hold no data) needs no token; Host and Origin still apply.
 
 Why not the SDK's own checks (`mcp.server.transport_security`): its `TransportSecurityMiddleware`
 and `RequestBodyLimitMiddleware` sit inside the MCP transports only, so the REST API and
@@ -33,16 +34,20 @@ logger = logging.getLogger(__name__)
 class GuardMiddleware:
     """Refuses requests the policy does not allow; passes lifespan events through."""
 
-    def __init__(self, app: ASGIApp, policy: SecurityPolicy) -> None:
+    def __init__(
+        self, app: ASGIApp, policy: SecurityPolicy, public_paths: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
         self.policy = policy
+        self.public_paths = public_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        refusal = self._refusal(headers)
+        public = scope["method"] in ("GET", "HEAD") and scope["path"] in self.public_paths
+        refusal = self._refusal(headers, public=public)
         if refusal is None:
             declared = headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.policy.max_body_bytes:
@@ -61,15 +66,15 @@ class GuardMiddleware:
         )
         await response(scope, receive, send)
 
-    def _refusal(self, headers: Headers) -> tuple[int, str] | None:
+    def _refusal(self, headers: Headers, *, public: bool) -> tuple[int, str] | None:
         policy = self.policy
         host = headers.get("host")
         if not policy.host_allowed(host):
             return 421, f"Host {host!r} is not allowed (router.http.allowed_hosts)"
         origin = headers.get("origin")
-        if not policy.origin_allowed(origin):
+        if not policy.origin_allowed(origin, host):
             return 403, f"Origin {origin!r} is not allowed (router.http.allowed_origins)"
-        if not policy.token_accepted(headers.get("authorization")):
+        if not public and not policy.token_accepted(headers.get("authorization")):
             # Never echo what was sent: it may be a real credential meant for elsewhere.
             return 401, "missing or wrong bearer token (Authorization: Bearer ...)"
         return None

@@ -3,8 +3,10 @@ body limit, and the rule that a front reachable beyond loopback needs a token.
 
 Host checks stop DNS rebinding (a web page whose name resolves to 127.0.0.1 reaching the
 router through the browser); Origin checks stop other pages' scripts. Clients that are not
-browsers send no Origin and pass that check. Patterns: `name`, `name:port`, `name:*` (any
-port) and `*` (anything); origins likewise with their scheme, `http://name:*`.
+browsers send no Origin and pass that check; so does a page the front serves itself (the
+playground), whose Origin names the very Host the Host check let in (any scheme: a TLS proxy
+may sit in front). Patterns: `name`, `name:port`, `name:*` (any port) and `*` (anything);
+origins likewise with their scheme, `http://name:*`.
 """
 
 from __future__ import annotations
@@ -62,8 +64,15 @@ class SecurityPolicy:
     def host_allowed(self, host: str | None) -> bool:
         return host is not None and matches(host.lower(), self.allowed_hosts)
 
-    def origin_allowed(self, origin: str | None) -> bool:
-        return origin is None or matches(origin.lower(), self.allowed_origins)
+    def origin_allowed(self, origin: str | None, host: str | None = None) -> bool:
+        """No Origin, an allowed one, or the same origin: `scheme://host` of this request."""
+        if origin is None:
+            return True
+        origin = origin.lower()
+        _, separator, authority = origin.partition("://")
+        if separator and host is not None and authority == host.lower():
+            return True
+        return matches(origin, self.allowed_origins)
 
     def token_accepted(self, authorization: str | None) -> bool:
         if self.token is None:
