@@ -122,7 +122,7 @@ def shown(number: int) -> str:
 
 
 async def test_a_query_shows_the_ranked_tools_the_token_savings_and_the_upstream_health(
-    front: Front, browser: Browser
+    browser: Browser, front: Front
 ) -> None:
     expected = await routed(front)
     page, errors = await open_page(browser)
@@ -187,7 +187,7 @@ async def test_a_query_shows_the_ranked_tools_the_token_savings_and_the_upstream
 
 
 async def test_with_a_token_required_the_page_asks_for_it_and_then_works(
-    guarded: Front, browser: Browser
+    browser: Browser, guarded: Front
 ) -> None:
     async with httpx2.AsyncClient(base_url=guarded.url) as http:
         with anyio.fail_after(10):
@@ -263,7 +263,7 @@ async def elsewhere() -> AsyncIterator[int]:
         sock.close()
 
 
-async def test_a_page_of_another_origin_cannot_use_the_api(front: Front, browser: Browser) -> None:
+async def test_a_page_of_another_origin_cannot_use_the_api(browser: Browser, front: Front) -> None:
     page, _ = await open_page(browser)
     url = f"{front.url}/v1/route"
     async with elsewhere() as port:
