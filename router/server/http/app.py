@@ -1,6 +1,6 @@
 """The HTTP front: one FastAPI app serving the routed MCP server (streamable HTTP at `/mcp`,
-legacy SSE at `/sse` + `/messages/`), the REST API (`/v1/route`, `/v1/tools`,
-`/healthz`) and the playground page at `/`, behind the `GuardMiddleware`.
+legacy SSE at `/sse` + `/messages/`), the REST API (`/v1/route`, `/v1/search`,
+`/v1/tools`, `/healthz`) and the playground page at `/`, behind the `GuardMiddleware`.
 
 The app's lifespan owns everything, once for all sessions: it starts the upstream pool and
 the index (`router_state`), builds the MCP server around that state, and runs the SDK's
@@ -29,6 +29,7 @@ from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
 from router.server.http.rest import FrontState, Readiness, api
 from router.server.http.routing import ListCosts
+from router.server.http.search import search_api
 from router.server.http.security import SecurityPolicy
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,8 @@ logger = logging.getLogger(__name__)
 DESCRIPTION = """\
 A tool-routing MCP gateway. MCP clients connect to `/mcp` (streamable HTTP) or `/sse`
 (legacy HTTP+SSE; messages go to `/messages/`): those speak JSON-RPC and are not described
-here. Hosts that route tools themselves ask `POST /v1/route`.
+here. Hosts that route tools themselves ask `POST /v1/route`; applications that call the
+Anthropic or OpenAI API directly answer their model's tool search from `POST /v1/search`.
 
 Every request passes the Host and Origin allow-lists and, when the router has a token,
 must carry `Authorization: Bearer <token>`. Bodies over the size limit get 413.
@@ -68,6 +70,7 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
     # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).
     bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
     app.include_router(api, dependencies=bearer)
+    app.include_router(search_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
     app.add_exception_handler(RouterError, _router_error)

@@ -4,6 +4,7 @@ current snapshot with the token bill, and the catalog with each upstream's healt
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
@@ -27,16 +28,23 @@ class ListCosts:
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
         self.counter = counter or TokenCounter()
-        self._full: dict[tuple[int, ToolFormat], int] = {}
+        self._full: dict[tuple[int, str], int] = {}
         self._lock = threading.Lock()
 
     def full(self, snapshot: Snapshot, fmt: ToolFormat) -> int:
-        key = (snapshot.generation, fmt)
+        return self.full_as(snapshot, fmt, lambda tools: self.counter.count_tools(tools, fmt))
+
+    def full_as(
+        self, snapshot: Snapshot, shape: str, count: Callable[[Sequence[ToolRecord]], int]
+    ) -> int:
+        """The full list's count in a `shape` of one's own (`count` of every tool), cached
+        like `full`'s."""
+        key = (snapshot.generation, shape)
         with self._lock:
             if key not in self._full:
                 # only the current snapshot is asked about: forget older generations
                 self._full = {k: v for k, v in self._full.items() if k[0] == snapshot.generation}
-                self._full[key] = self.counter.count_tools(snapshot.catalog.records, fmt)
+                self._full[key] = count(snapshot.catalog.records)
             return self._full[key]
 
 
