@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from router import __version__
 from router.commands import bench, evaluate, inspect, route, serve
 from router.errors import RouterError, ServeError, UpstreamError
+from router.progress import without_bars
 
+LOG_FORMATS = ("text", "json")
 SIGPIPE_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a program whose reader went away (`| head`)."""
 # Bad input (an option value, a config or data file) is a usage error, exit code 2 as for
@@ -27,16 +29,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-router {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    _add_log_format(parser, LOG_FORMATS[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     route.register(subparsers)
     evaluate.register(subparsers)
     serve.register(subparsers)
     inspect.register(subparsers)
     bench.register(subparsers)
+    for command in subparsers.choices.values():  # also after the command: `serve --log-format`
+        _add_log_format(command, argparse.SUPPRESS)
     return parser
 
 
-def configure_logging(verbose: bool) -> None:
+def _add_log_format(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=default,
+        help="logs on stderr as text (default) or as one JSON object a line",
+    )
+
+
+def configure_logging(verbose: bool, log_format: str = "text") -> None:
     """Logs go to stderr only: in stdio mode stdout is the protocol channel."""
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
@@ -44,6 +58,12 @@ def configure_logging(verbose: bool) -> None:
         stream=sys.stderr,
         force=True,
     )
+    if log_format == "json":
+        from router.json_logs import JsonFormatter
+
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonFormatter())
+        without_bars()
     for noisy in ("httpx", "httpx2", "sentence_transformers", "bm25s", "filelock"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -51,7 +71,7 @@ def configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, args.log_format)
     try:
         code: int = args.handler(args)
         sys.stdout.flush()  # a closed stdout fails here, not at interpreter exit
@@ -59,7 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return SIGPIPE_EXIT
     except RouterError as exc:
-        print(f"mcp-router {args.command}: error: {exc}", file=sys.stderr)
+        if args.log_format == "json":  # stderr stays one JSON object a line
+            logging.getLogger("router.cli").error("mcp-router %s: error: %s", args.command, exc)
+        else:
+            print(f"mcp-router {args.command}: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, _RUNTIME_FAILURES) else 2
     except KeyboardInterrupt:
         return 130

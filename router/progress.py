@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+_bars = True
+
+
+def without_bars() -> None:
+    """Draw no bar from now on (`--log-format json`: stderr carries JSON lines only)."""
+    global _bars
+    _bars = False
+
 
 def stderr_progress(*, disable: bool = False) -> Progress:
     """A rich `Progress` on stderr: label, bar, percentage, count, elapsed time, ETA."""
@@ -52,6 +60,9 @@ def progress_callback(label: str) -> Iterator[Callable[[int, int], None]]:
     """A `(done, total)` callback drawing one bar named `label`. The bar appears at the
     first report (a step with nothing to do shows none) and ends when `done` reaches
     `total`, or when the block exits (an error or Ctrl-C leaves the terminal sane)."""
+    if not _bars:
+        yield lambda done, total: None
+        return
     progress = stderr_progress()
     task: TaskID | None = None
 

@@ -35,6 +35,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     tune_malloc_for_serving()  # a long-lived server: keep its heap compact (router.memory)
     config = load_config(args.config)
+    from router.tracing import configure_from_env
+
+    configure_from_env()  # OTEL_TRACES_EXPORTER, with the otel extra (router.tracing)
     if args.http:
         from router.server.app import load_default_embedder as load_model
 

@@ -32,6 +32,7 @@ from router.retrieval.usage import USAGE_FILE, UsageMemory
 from router.server import aggregate, tools
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
+from router.server.observe import count_requests
 from router.server.relay import HostRelay
 from router.server.state import RouterState
 from router.upstream import UpstreamPool
@@ -218,6 +219,7 @@ def build_server(
         "notifications/roots/list_changed", NotificationParams, _roots_changed
     )
     server.middleware.append(_note_host)
+    server.middleware.append(count_requests)  # requests by surface and method (/metrics)
     # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
     # 2026-07-28; the handshake revisions have it.
     server.add_request_handler(

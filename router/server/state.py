@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from router.config import DEFAULT_RESULT_TOKENS
 from router.embedding.base import Vectors
 from router.errors import ToolDenied, ToolNotFound
 from router.meta_tools import meta_tool_records
+from router.metrics import RouterMetrics
 from router.policy import ToolPolicy
 from router.readiness import Coverage, coverage
 from router.retrieval.types import ScoredTool, SearchMode
@@ -27,6 +29,7 @@ from router.server.index import LiveIndex, Snapshot
 from router.server.passthrough import ListChanges
 from router.server.relay import HostRelay
 from router.server.subscriptions import HostSubscriptions
+from router.tracing import span
 from router.upstream import UpstreamPool
 
 Mode = Literal["search", "dynamic", "all"]
@@ -76,6 +79,11 @@ class RouterState:
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
     approvals: Approvals = field(default_factory=Approvals)
+    metrics: RouterMetrics = field(default_factory=RouterMetrics)
+    """What `GET /metrics` shows (`router.metrics`); upstream states are read at scrape time."""
+
+    def __post_init__(self) -> None:
+        self.metrics.watch(self.pool.statuses, lambda: len(self.snapshot.catalog))
 
     @property
     def snapshot(self) -> Snapshot:
@@ -110,11 +118,19 @@ class RouterState:
         """Top-k tools, once the starting upstreams are indexed (see `until_covered`);
         embedding runs in a worker thread. Tools called after similar earlier searches
         rise (`usage`); with a `connection`, this search is what its next call teaches."""
+        size = k or self.k
+        with span("mcp-router search", {"mcp_router.k": size}) as current:
+            results = await self._search(query, size, connection)
+            current.set_attribute("mcp_router.results", len(results))
+        return results
+
+    async def _search(
+        self, query: str, size: int, connection: Connection | None
+    ) -> list[ScoredTool]:
         await self.until_covered()
         retriever = self.snapshot.retriever
         if retriever is None:
             return []
-        size = k or self.k
         usage = self.usage
         mode = retriever.modes[0]
 
@@ -126,7 +142,9 @@ class RouterState:
             found = retriever.search(query, k=size, mode=mode, query_vectors=vectors, lift=lift)
             return found, vectors[0]
 
+        started = time.perf_counter()
         results, vector = await anyio.to_thread.run_sync(run)
+        self.metrics.searched(time.perf_counter() - started, len(results))
         if connection is not None and vector is not None:
             shown = frozenset(r.tool.key for r in results)
             self.last_searches[connection] = LastSearch(query, vector, shown)

@@ -29,8 +29,10 @@ from router.rendering import structured_results, text_results
 from router.sdk_internals import connection_of
 from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
+from router.server.observe import surface_of
 from router.server.passthrough import every_tool
 from router.server.state import RouterState
+from router.tracing import failed, span
 from router.upstream.host_requests import InputAnswers
 from router.validation import validate_arguments
 
@@ -76,7 +78,9 @@ async def list_tools(
     if state.mode == "all":  # pass-through: every tool, no meta-tools (router.server.passthrough)
         await state.until_covered()
         state.list_changes.listed(_connection(ctx))
-        return types.ListToolsResult(tools=every_tool(state.snapshot, state.pool))
+        every = every_tool(state.snapshot, state.pool)
+        state.metrics.listed(surface_of(ctx), len(every))  # nothing saved: every tool listed
+        return types.ListToolsResult(tools=every)
     query, k = _listing_query(ctx)
     if state.index.pins:
         await state.until_covered()  # the pinned tools belong in the very first listing
@@ -89,8 +93,9 @@ async def list_tools(
             record = snapshot.catalog.get(name)
             if record is not None and record not in listed:
                 listed.append(record)
-    tools = [to_sdk_tool(r) for r in (*listed, *state.meta_tools)]
-    return types.ListToolsResult(tools=tools)
+    sent = (*listed, *state.meta_tools)
+    state.metrics.listing_sent(surface_of(ctx), snapshot.generation, snapshot.catalog.records, sent)
+    return types.ListToolsResult(tools=[to_sdk_tool(r) for r in sent])
 
 
 @errors_as_mcp
@@ -166,23 +171,31 @@ async def forward(
     # Relayed only when the host asked: without a callback the upstream request carries
     # no progress token for the SDK to track, a cost on every call.
     progress = ctx.session.report_progress if _wants_progress(ctx) else None
-    try:
-        async with state.relay.calling(ctx, record.server):
-            if answers is not None and _is_modern(ctx):
-                result = await state.pool.call_tool_round(
-                    record.server,
-                    record.name,
-                    arguments,
-                    answers=answers,
-                    progress_callback=progress,
-                )
-            else:
-                result = await state.pool.call_tool(
-                    record.server, record.name, arguments, progress_callback=progress
-                )
-    except UpstreamError as exc:
-        logger.warning("call to %s failed: %s", record.qualified_name, exc)
-        return tool_error_result(exc)
+    attributes = {"mcp_router.upstream": record.server, "gen_ai.tool.name": record.name}
+    # The SDK's client span inside this one carries the trace on in the upstream's `_meta`.
+    with span(f"mcp-router forward {record.qualified_name}", attributes) as current:
+        try:
+            with state.metrics.upstream_call(record.server):
+                async with state.relay.calling(ctx, record.server):
+                    if answers is not None and _is_modern(ctx):
+                        result = await state.pool.call_tool_round(
+                            record.server,
+                            record.name,
+                            arguments,
+                            answers=answers,
+                            progress_callback=progress,
+                        )
+                    else:
+                        result = await state.pool.call_tool(
+                            record.server, record.name, arguments, progress_callback=progress
+                        )
+        except UpstreamError as exc:
+            logger.warning("call to %s failed: %s", record.qualified_name, exc)
+            failed(current, str(exc))
+            return tool_error_result(exc)
+        if isinstance(result, types.CallToolResult) and result.is_error:
+            state.metrics.tool_error(record.server)
+            failed(current, "tool error")
     if isinstance(result, types.InputRequiredResult):
         return result if seal is None else state.approvals.sealed(result, seal)
     if not result.is_error:

@@ -26,6 +26,7 @@ from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.guard import GuardMiddleware
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
+from router.server.http.metrics_endpoint import count_rest_request, metrics_api
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
 from router.server.http.rest import FrontState, Readiness, api
 from router.server.http.routing import ListCosts
@@ -54,6 +55,7 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[FrontState]:
         async with router_state(config, shared) as state:
+            state.metrics.counts_tokens = True  # /metrics is served: count what listings save
             server = build_server(config, shared, state=state)
             endpoints = McpEndpoints(server, policy.max_body_bytes)
             async with endpoints.run():
@@ -66,11 +68,13 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        dependencies=[Depends(count_rest_request)],  # REST requests, for /metrics
     )
     # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).
     bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
     app.include_router(api, dependencies=bearer)
     app.include_router(search_api, dependencies=bearer)
+    app.include_router(metrics_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
     app.add_exception_handler(RouterError, _router_error)

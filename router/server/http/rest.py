@@ -82,7 +82,14 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     snapshot, pending = state.snapshot, state.pending_upstreams()
 
     def run() -> RouteResponse:
-        return route(snapshot, body, default_k=state.k, costs=front["costs"], pending=pending)
+        return route(
+            snapshot,
+            body,
+            default_k=state.k,
+            costs=front["costs"],
+            pending=pending,
+            metrics=state.metrics,
+        )
 
     return await anyio.to_thread.run_sync(run)
 

@@ -4,11 +4,13 @@ current snapshot with the token bill, and the catalog with each upstream's healt
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
 from router.catalog import ToolRecord
+from router.metrics import RouterMetrics
 from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
@@ -55,6 +57,7 @@ def route(
     default_k: int,
     costs: ListCosts,
     pending: list[str],
+    metrics: RouterMetrics | None = None,
 ) -> RouteResponse:
     """Pinned tools, then the top k (or what fits `budget`); blocking: run it in a thread."""
     fmt = request.format
@@ -63,6 +66,7 @@ def route(
     assert retriever is not None, "routed only once the index is ready"
     mode = retriever.modes[0]
     k = None if request.budget is not None else (request.k or default_k)
+    started = time.perf_counter()
     ranked = retriever.search(
         request.query,
         k=k,
@@ -70,6 +74,8 @@ def route(
         mode=mode,
         tool_tokens=lambda tool: counter.count_tool(tool, fmt),
     )
+    if metrics is not None:
+        metrics.searched(time.perf_counter() - started, len(ranked))
     listed = list(snapshot.pinned)
     results = [_routed(record, counter, fmt) for record in listed]
     for scored in ranked:
@@ -89,6 +95,9 @@ def route(
         )
         listed.append(scored.tool)
     routed, full = counter.count_tools(listed, fmt), costs.full(snapshot, fmt)
+    if metrics is not None:
+        metrics.listed("rest", len(listed))
+        metrics.saved("rest", full - routed)
     return RouteResponse(
         query=request.query,
         format=fmt,
