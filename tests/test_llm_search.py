@@ -11,9 +11,11 @@ clients, whose HTTP transport is a stub that plays the model: no network.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -45,6 +47,7 @@ from router.server.http.security import SecurityPolicy
 from tests.http_serving import Front, config, http_front, until_indexed
 from tests.test_upstream_pool import script
 
+README = Path(__file__).resolve().parent.parent / "README.md"
 TOKEN = "search-token-5678"
 GOOD = {"Authorization": f"Bearer {TOKEN}"}
 TOOLS = 9  # guarded: 4, relay: 5
@@ -203,14 +206,14 @@ def stub_model(replies: list[dict[str, Any]], sent: list[dict[str, Any]]) -> htt
     return httpx2.MockTransport(handle)
 
 
-def anthropic_message(*content: dict[str, Any]) -> dict[str, Any]:
+def anthropic_message(*content: dict[str, Any], stop: str = "tool_use") -> dict[str, Any]:
     return {
         "id": f"msg_{len(content)}",
         "type": "message",
         "role": "assistant",
         "model": "claude-test",
         "content": list(content),
-        "stop_reason": "tool_use",
+        "stop_reason": stop,
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
@@ -365,3 +368,90 @@ def test_the_helper_loads_neither_sdk_nor_the_router_core() -> None:
     )
     assert done.stdout.strip() == "[]"
     assert llm_search.MAX_K == MAX_K
+
+
+def readme_examples() -> list[str]:
+    """The README's worked examples (Anthropic, then OpenAI), as they are written."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("### Tool search for the Anthropic and OpenAI APIs")
+    section = text[start : text.index("\n### ", start + 1)]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+async def test_the_readme_examples_run_through_the_sdks(
+    front: Front, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    anthropic_example, openai_example = readme_examples()
+    use = {"type": "tool_use", "id": "toolu_2", "name": "relay__echo", "input": {"text": "hi"}}
+    search_use = {**use, "id": "toolu_1", "name": "search_tools", "input": {"query": "echo"}}
+    done = {"type": "text", "text": "hi"}
+    to_anthropic: list[dict[str, Any]] = []
+    replies = [anthropic_message(search_use), anthropic_message(use)]
+    replies.append(anthropic_message(done, stop="end_turn"))
+    anthropic_transport = stub_model(replies, to_anthropic)
+    search_call = {
+        "type": "tool_search_call",
+        "id": "ts_1",
+        "call_id": "call_1",
+        "execution": "client",
+        "status": "completed",
+        "arguments": {"query": "echo"},
+    }
+    function_call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_2",
+        "name": "relay__echo",
+        "arguments": '{"text": "hi"}',
+        "status": "completed",
+    }
+    message = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "hi", "annotations": []}],
+    }
+    to_openai: list[dict[str, Any]] = []
+    openai_replies = [
+        {"id": f"resp_{n}", "object": "response", "output": [item]}
+        for n, item in enumerate([search_call, function_call, message])
+    ]
+    openai_transport = stub_model(openai_replies, to_openai)
+    real_anthropic, real_openai = anthropic.Anthropic, openai.OpenAI
+    monkeypatch.setattr(
+        anthropic,
+        "Anthropic",
+        lambda: real_anthropic(
+            api_key="test", http_client=httpx2.Client(transport=anthropic_transport)
+        ),
+    )
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda: real_openai(api_key="test", http_client=httpx2.Client(transport=openai_transport)),
+    )
+    calls: list[tuple[str, Any]] = []
+
+    def call(name: str, arguments: Any) -> str:  # the application's own tool calling
+        calls.append((name, arguments))
+        return "hi"
+
+    def run(example: str) -> None:
+        code = example.replace('"http://127.0.0.1:8765"', f'"{front.url}", token="{TOKEN}"', 1)
+        namespace: dict[str, Any] = {"call": call}
+        exec(code, namespace)
+        namespace["search"].close()  # an application would keep it for its life
+
+    with anyio.fail_after(30):
+        await anyio.to_thread.run_sync(run, anthropic_example)
+        await anyio.to_thread.run_sync(run, openai_example)
+
+    assert calls == [("relay__echo", {"text": "hi"})] * 2
+    references = to_anthropic[1]["messages"][-1]["content"][0]["content"]
+    assert references[0] == {"type": "tool_reference", "tool_name": "relay__echo"}
+    assert "relay__echo" in [tool["name"] for tool in to_anthropic[2]["tools"]]
+    output = to_openai[1]["input"][-1]
+    assert output["type"] == "tool_search_output" and output["call_id"] == "call_1"
+    assert output["tools"][0]["name"] == "relay__echo"
+    conforms(ResponseInputParam, to_openai[2]["input"])
