@@ -1,0 +1,42 @@
+"""Claude Code: `~/.claude.json` (user and local scope) and `<project>/.mcp.json` (project).
+
+`~/.claude.json` holds the user-scope servers under the top-level `mcpServers` and each
+project's local-scope servers under `projects["/abs/path"].mcpServers`, beside much state of
+Claude Code's own. `.mcp.json` has `mcpServers` only. Entries carry `type` (`stdio`, `http`,
+`sse`), then `command`, `args`, `env` or `url`, `headers`; Claude Code expands `${VAR}` and
+`${VAR:-default}` in all of those, the router in `env` and `headers`.
+
+`--install claude-code` leaves the router as the one user-scope server and empties the
+local-scope lists it imported; `.mcp.json` belongs to the repository and is not rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from router.hosts.base import FileFormat, KeyPath
+
+__all__ = ["PROJECT", "USER"]
+
+
+@dataclass(frozen=True)
+class _UserFile(FileFormat):
+    """`~/.claude.json`: the user-scope servers, then every project's local-scope ones."""
+
+    def tables(self, doc: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:
+        tables: list[tuple[KeyPath, str]] = [(self.servers_key, "")]
+        projects = doc.get("projects")
+        if isinstance(projects, Mapping):
+            for path, project in projects.items():
+                if isinstance(project, Mapping) and project.get("mcpServers"):
+                    tables.append(
+                        (("projects", path, "mcpServers"), f" projects[{json.dumps(path)}]")
+                    )
+        return tables
+
+
+USER = _UserFile(host="claude-code", label="Claude Code", entry_type="stdio")
+PROJECT = FileFormat(host="claude-code", label="Claude Code (project)")

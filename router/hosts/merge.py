@@ -1,0 +1,119 @@
+"""Servers from several host files merged into one router config: each server once, every
+name distinct, and nothing left out without saying so.
+
+- The same server (the same `command`, `args`, `env` and `cwd`, or the same `url` and
+  `headers`) found again, under any name, is kept once: the first one found.
+- A different server under a name already taken gets the host's id added: `github` from
+  Cursor becomes `github-cursor` (then `github-cursor-2`, ...).
+- An entry the router would refuse (a URL that is not http(s), a bad `args` value) is
+  reported with the router's own error and left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from router.config import parse_config
+from router.errors import ConfigError
+from router.hosts.entries import Found, identity
+
+__all__ = ["EVERY_VARIABLE", "Merged", "Outcome", "merge"]
+
+
+class _EveryVariable(Mapping[str, str]):
+    """An environment in which every variable is set: `${VAR}` placeholders are checked for
+    syntax at import time, and filled in where the router starts."""
+
+    def __getitem__(self, key: str) -> str:
+        return "set"
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+EVERY_VARIABLE: Mapping[str, str] = _EveryVariable()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one server found."""
+
+    found: Found
+    kind: Literal["added", "renamed", "duplicate", "invalid"]
+    name: str
+    """Its name in the router config; for a duplicate, the name of the one kept."""
+    other: Found | None = None
+    """renamed: the server that has the name; duplicate: the one kept."""
+    reason: str = ""
+    """invalid: the router's objection."""
+
+
+@dataclass
+class Merged:
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def outcome(self, found: Found) -> Outcome:
+        return next(outcome for outcome in self.outcomes if outcome.found is found)
+
+
+def merge(found: Iterable[Found]) -> Merged:
+    """The router's servers from everything found, in the order found."""
+    merged = Merged()
+    origin: dict[str, Found] = {}
+    by_identity: dict[tuple[Any, ...], str] = {}
+    for item in found:
+        problem = _router_objection(item.entry)
+        if problem is not None:
+            merged.outcomes.append(Outcome(item, "invalid", item.name, reason=problem))
+            continue
+        key = identity(item.entry)
+        if key in by_identity:
+            kept = by_identity[key]
+            merged.outcomes.append(Outcome(item, "duplicate", kept, origin[kept]))
+            continue
+        name = _clean(item.name)
+        if name in merged.servers:
+            other = origin[name]
+            name = _free_name(f"{name}-{item.host}", merged.servers)
+            merged.outcomes.append(Outcome(item, "renamed", name, other))
+        else:
+            kind: Literal["added", "renamed"] = "added" if name == item.name else "renamed"
+            merged.outcomes.append(Outcome(item, kind, name))
+        merged.servers[name] = item.entry
+        origin[name] = item
+        by_identity[key] = name
+    return merged
+
+
+def _clean(name: str) -> str:
+    """A name the router accepts: no spaces or `/`."""
+    return re.sub(r"[\s/]+", "-", name.strip()).strip("-") or "server"
+
+
+def _free_name(name: str, taken: Mapping[str, Any]) -> str:
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}-{number}", number + 1
+    return candidate
+
+
+def _router_objection(entry: dict[str, Any]) -> str | None:
+    """The router's own error for this entry, if it would refuse it."""
+    try:
+        parse_config({"mcpServers": {"server": entry}}, environ=EVERY_VARIABLE)
+    except ConfigError as exc:
+        lines = [
+            line.split("mcpServers.server", 1)[-1].lstrip(".: ") for line in str(exc).splitlines()
+        ]
+        return "; ".join(lines)
+    return None
