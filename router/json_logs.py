@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 # What every LogRecord carries; anything else on a record came from `extra=`.
+# `color_message` is uvicorn's copy of the message with terminal colours.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",
 }
 
 
