@@ -103,6 +103,12 @@ def test_markdown_is_made_from_the_json_alone(short_soak: dict[str, Any]) -> Non
     text = report.markdown(json.loads(json.dumps(short_soak)))
     assert text.count("\n| ") >= len(short_soak["checks"]) + 5
     assert f"`{short_soak['command']}`" in text
+    assert all(f"- {note}" in text for note in short_soak["notes"])
+
+
+def test_the_command_shown_leaves_the_notes_out() -> None:
+    command = "python -m benchmarks.soak --note 'a b' --minutes 30 --note=c"
+    assert report.command_without_notes(command) == "python -m benchmarks.soak --minutes 30"
 
 
 def test_soak_section_is_the_committed_result_rendered() -> None:

@@ -189,7 +189,9 @@ def measure(options: Options, argv: list[str], notes: list[str]) -> dict[str, An
     result: dict[str, Any] = {
         "schema": SCHEMA,
         "benchmark": "soak",
-        "command": shlex.join(["python", "-m", "benchmarks.soak", *argv]),
+        "command": report.command_without_notes(
+            shlex.join(["python", "-m", "benchmarks.soak", *argv])
+        ),
         **code,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wall_seconds": round(time.perf_counter() - began, 1),

@@ -3,6 +3,7 @@ markdown of benchmarks/README.md's soak section (made from the result file alone
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from benchmarks.soak.monitor import Reading
@@ -136,6 +137,17 @@ def checks(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def command_without_notes(command: str) -> str:
+    """The command that ran, less its `--note` texts (they are in `notes`)."""
+    words = shlex.split(command)
+    kept = [
+        word
+        for at, word in enumerate(words)
+        if not word.startswith("--note") and (at == 0 or words[at - 1] != "--note")
+    ]
+    return shlex.join(kept)
+
+
 def _measured(check: dict[str, Any]) -> str:
     unit = check["unit"]
     value = check["measured"]
@@ -160,8 +172,8 @@ def markdown(result: dict[str, Any]) -> str:
     note = f" (plus uncommitted changes to {len(dirty)} measured files)" if dirty else ""
     before, after = machine["load_average_before"], machine["load_average_after"]
     lines = [
-        f"Run `{result['command']}` at commit `{result['commit']}`{note}, {result['date']}, "
-        f"on {machine['platform']}, {machine['cpus']} CPUs, load average (1 min) "
+        f"Run `{command_without_notes(result['command'])}` at commit `{result['commit']}`{note}, "
+        f"{result['date']}, on {machine['platform']}, {machine['cpus']} CPUs, load average (1 min) "
         f"{before[0]} before and {after[0]} after: {settings['duration_s'] / 60:g} min after "
         f"a {settings['warmup_s']:g} s warm-up, {settings['clients']} clients ({roles}), "
         f"each at most {settings['rate_per_client_per_s']:g} requests/s, in front of "
@@ -208,4 +220,5 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {row['t_s']:g} | {row['phase']} | {_mib(row['router_rss_kib'])} "
             f"| {row['router_fds']} | {_mib(row['children_rss_kib'])} | {row['sessions']} |"
         )
+    lines += ["", "Notes:", "", *(f"- {note}" for note in result["notes"])]
     return "\n".join(lines)
