@@ -583,3 +583,12 @@ def test_a_file_given_as_source_is_read_by_its_shape(machine: Machine, tmp_path:
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)["mcpServers"]) == {"memory"}  # the source only
     assert f"VS Code: {source}: 1 server" in done.stderr
+
+
+def test_a_file_that_cannot_be_written_is_a_runtime_failure(machine: Machine) -> None:
+    machine.write(_case(machine, "windsurf").files)
+    blocker = machine.home / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    done = machine.run("--out", str(blocker / "servers.json"))
+    assert done.returncode == 1
+    assert f"mcp-router import: error: cannot write {blocker}" in done.stderr
