@@ -121,17 +121,25 @@ def _dumps(value: Any, unit: str, indent: str) -> str:
 
 
 def _indent_unit(text: str) -> str:
-    """The file's indentation step (two spaces when it has none)."""
+    """The file's indentation step: how much deeper the first line after an opening `{` or
+    `[` is (two spaces when no line is indented so; hand-aligned lines say nothing)."""
+    previous = ""
     for line in text.splitlines():
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            return line[: len(line) - len(stripped)]
+        if not line.strip():
+            continue
+        before, now = _leading(previous), _leading(line)
+        if previous.rstrip().endswith(("{", "[")) and len(now) > len(before):
+            return now[len(before) :] if now.startswith(before) else now
+        previous = line
     return "  "
 
 
 def _line_indent(text: str, offset: int) -> str:
-    start = text.rfind("\n", 0, offset) + 1
-    line = text[start:offset]
+    """The indentation of the line that `offset` is on."""
+    return _leading(text[text.rfind("\n", 0, offset) + 1 : offset])
+
+
+def _leading(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
