@@ -6,11 +6,13 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import anyio
 import httpx2
 import pytest
+from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -19,6 +21,7 @@ from router.catalog import Catalog, ToolSpec
 from router.errors import UpstreamTimeout, UpstreamUnavailable
 from router.metrics import CONTENT_TYPE, RouterMetrics, error_kind
 from router.server.http.security import SecurityPolicy
+from router.server.observe import method_label, surface_of
 from tests.http_serving import (
     Front,
     config,
@@ -247,3 +250,17 @@ def test_listings_are_counted_at_scrape_time_and_only_where_metrics_are_served()
     saved = counter.count_tools(records) - counter.count_tools(records[:2])
     samples = parse(served.exposition().decode())
     assert value(samples, "mcp_router_tokens_saved_total", surface="sse") == 3 * saved
+
+
+def test_stdio_requests_have_no_http_request_and_unknown_methods_count_as_other() -> None:
+    def context(request: object) -> ServerRequestContext[Any, Any]:
+        return cast(ServerRequestContext[Any, Any], SimpleNamespace(request=request))
+
+    assert surface_of(context(None)) == "stdio"
+    assert surface_of(context(SimpleNamespace(url=SimpleNamespace(path="/messages/")))) == "sse"
+    assert surface_of(context(SimpleNamespace(url=SimpleNamespace(path="/mcp")))) == (
+        "streamable-http"
+    )
+    assert method_label("tools/call") == "tools/call"
+    assert method_label("notifications/initialized") == "notifications/initialized"
+    assert method_label("x/" + "a" * 100) == "other"
