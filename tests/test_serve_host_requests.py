@@ -230,11 +230,13 @@ async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
             host.roots = [*ROOTS, types.Root(uri=FileUrl("file:///work/other"))]
             await client.session.send_notification(types.RootsListChangedNotification())
             after = await client.call_tool("asking__roots_changes", {"at_least": before + 1})
+            heard = await client.call_tool("asking__roots_heard", {})  # asked outside a call
             second = await client.call_tool("asking__roots", {})
 
     assert first_text(first) == "file:///work/project"
     assert int(first_text(after)) == before + 1
     assert first_text(second) == "file:///work/project\nfile:///work/other"
+    assert first_text(heard) == first_text(second)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

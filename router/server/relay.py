@@ -37,6 +37,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from router.sdk_internals import connection_of
@@ -52,7 +53,8 @@ class _Caller:
     """A host request being forwarded to `upstream`."""
 
     upstream: str
-    session: ServerSession
+    session: ServerSession | None
+    """The request's session; None for a request outside any call."""
     connection: Connection
     request_id: types.RequestId | None
     meta: Mapping[str, Any] | None = None
@@ -81,11 +83,10 @@ class HostRelay:
 
     def __init__(self) -> None:
         self._calls: dict[str, list[_Caller]] = {}
-        # Every host connection seen, with its latest session object: the connection's own
-        # channel is what a request outside any call goes out on. Weak: a closed one goes.
-        self._hosts: weakref.WeakKeyDictionary[Connection, ServerSession] = (
-            weakref.WeakKeyDictionary()
-        )
+        # Every handshake-era host connection seen: its own channel is what a request
+        # outside any call goes out on. Weak, and holding nothing that refers back to it, so
+        # a closed connection goes. (2026-07-28 connections, one a request, carry no requests.)
+        self._hosts: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._log_levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
     def seen(self, ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -93,9 +94,13 @@ class HostRelay:
         roots is seen (its upstreams should then ask for them again)."""
         connection = connection_of(ctx.session)
         first = connection not in self._hosts
-        self._hosts[connection] = ctx.session
+        self._note(connection)
         caps = ctx.session.client_capabilities
         return first and caps is not None and caps.roots is not None
+
+    def _note(self, connection: Connection) -> None:
+        if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._hosts.add(connection)
 
     @asynccontextmanager
     async def calling(
@@ -107,7 +112,7 @@ class HostRelay:
         the result would miss an HTTP call's stream."""
         connection = connection_of(ctx.session)
         caller = _Caller(upstream, ctx.session, connection, ctx.request_id, ctx.meta)
-        self._hosts[caller.connection] = ctx.session
+        self._note(connection)
         calls = self._calls.setdefault(upstream, [])
         calls.append(caller)
         token = _current.set(caller)
@@ -143,12 +148,15 @@ class HostRelay:
         if wanted is not None and _LOG_ORDER.index(params.level) < _LOG_ORDER.index(wanted):
             return
         # On 2026-07-28 a host opts in per request (`_meta`), at a level of its choosing.
-        if params.level not in allowed_log_levels(caller.session.protocol_version, caller.meta):
+        session = caller.session
+        if session is None:
+            return
+        if params.level not in allowed_log_levels(session.protocol_version, caller.meta):
             return
         caller.delivering += 1
         try:
             with anyio.fail_after(_NOTIFY_LIMIT):
-                await caller.session.send_notification(
+                await session.send_notification(
                     types.LoggingMessageNotification(params=params),
                     related_request_id=caller.request_id,
                 )
@@ -173,10 +181,9 @@ class HostRelay:
                 f"{len(connections)} clients are in flight to it and the request does not "
                 "say which one it belongs to. Retry when fewer calls run at once."
             )
-        hosts = list(self._hosts.items())
+        hosts = list(self._hosts)
         if len(hosts) == 1:
-            connection, session = hosts[0]
-            return _Caller(upstream, session, connection, None)
+            return _Caller(upstream, None, hosts[0], None)
         reason = "no client is connected" if not hosts else f"{len(hosts)} clients are connected"
         return _refusal(
             f"{_method(request)} from '{upstream}' arrived outside any call and {reason}, "
@@ -190,19 +197,20 @@ class HostRelay:
         if isinstance(caller, types.ErrorData):
             logger.warning("%s", caller.message)
             return caller
-        missing = _missing_capability(caller.session.client_capabilities, request)
+        missing = _missing_capability(caller.connection.client_capabilities, request)
         if missing is not None:
             return _refusal(
                 f"the client did not declare the {missing} capability, so it cannot answer "
                 f"{_method(request)} from '{upstream}'"
             )
-        related = caller.request_id if caller.session.can_send_request else None
-        metadata = (
-            ServerMessageMetadata(related_request_id=related) if related is not None else None
-        )
         try:
             with anyio.fail_after(limit):
-                return await caller.session.send_request(request, result_type, metadata=metadata)
+                session = caller.session
+                if session is None or not session.can_send_request:
+                    # outside any call, or its stream is gone: the connection's own channel
+                    return await caller.connection.send_request(request, result_type=result_type)
+                metadata = ServerMessageMetadata(related_request_id=caller.request_id)
+                return await session.send_request(request, result_type, metadata=metadata)
         except NoBackChannelError:
             return _refusal(
                 f"the client's connection cannot carry {_method(request)} from '{upstream}' "

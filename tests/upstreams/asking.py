@@ -4,7 +4,8 @@ gets back (an answer, or the error's code and message) is what the tool answers.
 Tools: `ask_model(prompt)` samples (`sampling/createMessage`); `ask_user(question)` elicits
 a form with one string field `answer`; `ask_url(url)` elicits in URL mode (the handshake
 revisions only); `roots()` lists the client's roots; `say(text)` logs the text at info and
-at warning; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got.
+at warning; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got,
+and `roots_heard()` gives the roots it listed on its own after the last one.
 
 `python asking.py` serves stdio; `python asking.py streamable-http PORT` or
 `python asking.py sse PORT` serves HTTP on 127.0.0.1:PORT (`/mcp` or `/sse`).
@@ -31,6 +32,7 @@ from pydantic import BaseModel
 app = MCPServer("asking")
 WAIT = 10.0
 _changes = 0
+_heard: list[str] = []
 _changed: list[anyio.Event] = []  # made in the event loop, on first use
 
 
@@ -120,8 +122,21 @@ async def roots_changes(at_least: int = 0) -> str:
     return str(_changes)
 
 
+@app.tool()
+async def roots_heard() -> str:
+    """The roots this server listed on its own after the last roots change (outside any
+    call), one URI a line, or the error it got."""
+    return _heard[0] if _heard else "(none)"
+
+
 async def _on_roots_changed(ctx: Any, params: Any) -> None:
+    """Ask for the roots again, as a server that watches them would, then count the change."""
     global _changes
+    try:
+        listed = await ctx.session.list_roots()
+        _heard[:] = ["\n".join(str(root.uri) for root in listed.roots)]
+    except MCPError as exc:
+        _heard[:] = [_error(exc)]
     _changes += 1
     _next_change().set()
     _changed[0] = anyio.Event()
