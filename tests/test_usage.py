@@ -50,6 +50,22 @@ def test_pairs_persist_per_model_and_the_oldest_go_first(tmp_path: Path) -> None
     assert len(UsageMemory("model-b", path)) == 0  # another model's vectors never mix
 
 
+def test_memory_holds_at_most_max_pairs_the_least_recently_used_go() -> None:
+    """In memory as on disk: a long-running router must not grow with every new query."""
+    memory = UsageMemory("m", max_pairs=2)
+    memory.record("one", _unit(1, 0, 0), [("s", "a")])
+    memory.record("two", _unit(0, 1, 0), [("s", "b")])
+    memory.record("one", _unit(1, 0, 0), [("s", "a")])  # used again: now the most recent
+    memory.record("three", _unit(0, 0, 1), [("s", "c")])  # takes the row of "two"
+    assert len(memory) == 2
+    assert memory.lift(_unit(0, 1, 0)) == {}
+    assert memory.lift(_unit(1, 0, 0)) == {("s", "a"): 1.0}
+    assert memory.lift(_unit(0, 0, 1)) == {("s", "c"): 1.0}
+    for index in range(100):  # many more, all distinct: still two held
+        memory.record(f"q{index}", _unit(1, index, 0), [("s", f"t{index}")])
+    assert len(memory) == 2
+
+
 def test_vectors_of_another_size_lift_nothing() -> None:
     memory = UsageMemory("m")
     memory.record("q", _unit(1, 0, 0), [("s", "t")])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,8 +45,10 @@ THRESHOLD = 0.8
 """How close (cosine) a query must be to a remembered one to be lifted by it."""
 USAGE_FILE = "usage.sqlite3"
 """Its name in the cache folder."""
-MAX_PAIRS = 20_000
-"""The most pairs kept per model; the least recently used go first."""
+MAX_PAIRS = 5_000
+"""The most pairs kept per model, in memory and on disk; the least recently used go first.
+Their vectors take 7.5 MiB at 384 dimensions, and one user rarely asks 5,000 different
+things that each led to a call."""
 
 
 class UsageMemory:
@@ -69,15 +72,16 @@ class UsageMemory:
         self.threshold = threshold
         self.max_pairs = max_pairs
         self._lock = threading.Lock()
-        self._pairs: set[tuple[str, str, str]] = set()  # (query, server, tool) held
-        self._keys: list[ToolKey] = []
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
-        self._rows: list[npt.NDArray[np.float32]] = []
+        # Held pairs, least recently used first, each with its row of `_matrix`. At most
+        # `max_pairs` in memory as on disk: the least recently used row is reused.
+        self._slots: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._keys: list[ToolKey] = []  # by row
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
         if path is not None and path.exists():
             self._load()
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._slots)
 
     def _connect(self) -> sqlite3.Connection:
         assert self.path is not None
@@ -90,21 +94,38 @@ class UsageMemory:
         try:
             rows = connection.execute(
                 "SELECT query, server, tool, vector FROM usage WHERE model_id = ? "
-                "ORDER BY last_used DESC LIMIT ?",
-                (self.model_id, self.max_pairs),
+                "ORDER BY last_used ASC LIMIT -1 OFFSET max(0, "
+                "(SELECT count(*) FROM usage WHERE model_id = ?) - ?)",
+                (self.model_id, self.model_id, self.max_pairs),
             ).fetchall()
         finally:
             connection.close()
-        for query, server, tool, blob in rows:
-            self._append(query, (server, tool), np.frombuffer(blob, dtype=np.float32))
+        for query, server, tool, blob in rows:  # oldest first, so the newest end up last
+            self._hold(query, (server, tool), np.frombuffer(blob, dtype=np.float32))
 
-    def _append(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> None:
+    def _hold(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> None:
+        """Hold the pair as the most recently used, in a free row or the oldest pair's."""
         import numpy as np
 
-        self._pairs.add((query, *key))
-        self._keys.append(key)
-        self._rows.append(vector)
-        self._vectors = np.zeros((0, 0), dtype=np.float32)  # rebuilt on the next lift
+        pair = (query, *key)
+        if pair in self._slots:
+            self._slots.move_to_end(pair)
+            return
+        if len(self._slots) >= self.max_pairs:
+            _, row = self._slots.popitem(last=False)
+            self._keys[row] = key
+        else:
+            row = len(self._keys)
+            self._keys.append(key)
+            if row >= self._matrix.shape[0] or self._matrix.shape[1] != vector.shape[0]:
+                grown = np.zeros(
+                    (min(self.max_pairs, max(64, 2 * row)), vector.shape[0]), dtype=np.float32
+                )
+                if self._matrix.shape[1] == vector.shape[0]:
+                    grown[:row] = self._matrix[:row]
+                self._matrix = grown
+        self._matrix[row] = vector
+        self._slots[pair] = row
 
     def record(self, query: str, query_vector: Vectors, tools: Iterable[ToolKey]) -> None:
         """Remember that `tools` were called after searching `query`."""
@@ -115,8 +136,7 @@ class UsageMemory:
         fresh = []
         with self._lock:
             for key in tools:
-                if (query, *key) not in self._pairs:
-                    self._append(query, key, vector)
+                self._hold(query, key, vector)
                 fresh.append((self.model_id, query, key[0], key[1], vector.tobytes(), now))
         if self.path is None or not fresh:
             return
@@ -142,16 +162,12 @@ class UsageMemory:
         very query it was called after); tools under the threshold are absent."""
         import numpy as np
 
-        with self._lock:
-            if not self._keys:
-                return {}
-            if self._vectors.shape[0] != len(self._rows):
-                self._vectors = np.vstack(self._rows)
-            matrix, keys = self._vectors, list(self._keys)
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if matrix.shape[1] != vector.shape[0]:
-            return {}
-        similarity = matrix @ vector
+        with self._lock:  # `record` may overwrite a row meanwhile: score under the lock
+            if not self._keys or self._matrix.shape[1] != vector.shape[0]:
+                return {}
+            similarity = self._matrix[: len(self._keys)] @ vector
+            keys = list(self._keys)
         lifted: dict[ToolKey, float] = {}
         for row in np.flatnonzero(similarity >= self.threshold).tolist():
             strength = (float(similarity[row]) - self.threshold) / (1.0 - self.threshold)
