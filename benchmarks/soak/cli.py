@@ -69,6 +69,7 @@ class Options:
     rss_limit: float
     seed: int
     roles: tuple[str, ...] = ROLES
+    learn: bool = True
 
 
 def parser() -> argparse.ArgumentParser:
@@ -84,6 +85,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval", type=float, help="seconds between readings (10, or 2)")
     parser.add_argument(
         "--roles", default=",".join(ROLES), help="the client roles, in turn (to narrow a leak)"
+    )
+    parser.add_argument(
+        "--no-learn", action="store_true", help="router.learn false (no usage memory)"
     )
     parser.add_argument("--upstreams", choices=("auto", "examples", "relay"), default="auto")
     parser.add_argument("--rss-limit", type=float, default=report.RSS_GROWTH_LIMIT)
@@ -178,6 +182,7 @@ def measure(options: Options, argv: list[str], notes: list[str]) -> dict[str, An
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcp-router-soak-") as scratch:
         label, data, tasks = upstreams(options.upstreams, Path(scratch))
+        data["router"]["learn"] = options.learn
         config = Path(scratch) / "servers.json"
         config.write_text(json.dumps(data), encoding="utf-8")
         log = Path(scratch) / "router.log"
@@ -214,6 +219,7 @@ def measure(options: Options, argv: list[str], notes: list[str]) -> dict[str, An
             "servers": sorted(data["mcpServers"]),
             "tools": parts.pop("tools"),
             "search": "hybrid (the default model loaded)",
+            "learn": options.learn,
             "rss_growth_limit_percent": options.rss_limit,
         },
         "notes": [SHARED_MACHINE_NOTE, *notes],
@@ -249,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         rss_limit=args.rss_limit,
         seed=args.seed,
         roles=roles(args.roles),
+        learn=not args.no_learn,
     )
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # the SDK client warns "not listed by server" on every call by qualified name
