@@ -66,6 +66,12 @@ class TokenBill(BaseModel):
     full: int = Field(description="tokens of every upstream tool in the same format")
     saved_percent: float
 
+    @classmethod
+    def of(cls, encoding: str, fmt: ToolFormat, routed: int, full: int) -> TokenBill:
+        """The bill of `routed` tokens against `full`, with the share saved."""
+        saved = round(100.0 * (1 - routed / full), 2) if full else 0.0
+        return cls(encoding=encoding, format=fmt, routed=routed, full=full, saved_percent=saved)
+
 
 class RouteResponse(BaseModel):
     query: str

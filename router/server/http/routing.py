@@ -106,13 +106,7 @@ def route(
         budget=request.budget,
         tools=[to_format(record, fmt) for record in listed],
         results=results,
-        tokens=TokenBill(
-            encoding=counter.encoding_name,
-            format=fmt,
-            routed=routed,
-            full=full,
-            saved_percent=round(100.0 * (1 - routed / full), 2) if full else 0.0,
-        ),
+        tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
         catalog_tools=len(snapshot.catalog),
         pending=pending,
     )

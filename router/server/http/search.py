@@ -121,13 +121,7 @@ def answer(
             )
             for scored, tool in zip(found, tools, strict=True)
         ],
-        tokens=TokenBill(
-            encoding=counter.encoding_name,
-            format=fmt,
-            routed=routed,
-            full=full,
-            saved_percent=round(100.0 * (1 - routed / full), 2) if full else 0.0,
-        ),
+        tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
         catalog_tools=len(snapshot.catalog),
         pending=pending,
     )
