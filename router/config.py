@@ -59,6 +59,7 @@ __all__ = [
     "RouterSettings",
     "ServerConfig",
     "StdioServer",
+    "StoreSettings",
     "Timeouts",
     "load_config",
     "parse_config",
@@ -73,6 +74,10 @@ does not notice when its server goes away."""
 DEFAULT_HTTP_PORT = 8765
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_RESULT_TOKENS = 25_000
+DEFAULT_EXACT_MAX_TOOLS = 100_000
+"""`router.store.search: auto` scans in-process up to this many tools, HNSW above
+(benchmarks/results/store_scale.json)."""
+DEFAULT_EF_SEARCH = 100
 
 logger = logging.getLogger(__name__)
 
@@ -314,6 +319,47 @@ class Limits(BaseModel):
     Claude Code applies to MCP tool output."""
 
 
+def _store_url(value: Any) -> Any:
+    """`router.store` may be just the URL: `"postgresql://..."`."""
+    return {"url": value} if isinstance(value, str) else value
+
+
+class StoreSettings(BaseModel):
+    """The `router.store` section: a shared PostgreSQL (with pgvector) that holds the tool
+    vectors and their HNSW index, so replicas embed nothing another already embedded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: ExpandedText = Field(repr=False)
+    """`postgresql://user:${PGPASSWORD}@host:5432/db` (libpq's URL form; `${VAR}` expands)."""
+    namespace: Annotated[str, Field(min_length=1, max_length=200)] = "default"
+    """Replicas that share a namespace share one index; another namespace is another catalog."""
+    search: Literal["auto", "exact", "hnsw"] = "auto"
+    """`exact`: each replica reads the vectors into memory and scans them all; `hnsw`: the
+    database's approximate index answers, no vectors held; `auto`: exact up to
+    `exact_max_tools` tools, HNSW above."""
+    exact_max_tools: int = Field(default=DEFAULT_EXACT_MAX_TOOLS, ge=0)
+    ef_search: int = Field(default=DEFAULT_EF_SEARCH, ge=1, le=1000)
+    """pgvector's `hnsw.ef_search`: higher finds more of the exact top, slower (at least the
+    100 candidates that fusion reads are always asked for)."""
+    connect_timeout: PositiveFloat = 10.0
+    """Seconds to reach the store at start (an unreachable store stops the router then)."""
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, url: str) -> str:
+        if urlsplit(url).scheme not in ("postgresql", "postgres"):
+            raise PydanticCustomError(
+                "store_url",
+                "'{url}' is not a PostgreSQL URL; use postgresql://user@host:5432/database",
+                {"url": urlsplit(url)._replace(netloc=urlsplit(url).hostname or "").geturl()},
+            )
+        return url
+
+
+Store = Annotated[StoreSettings, BeforeValidator(_store_url)]
+
+
 class Policy(BaseModel):
     """The `router.policy` section: which tools may be called, and which ask first.
 
@@ -354,6 +400,9 @@ class RouterSettings(BaseModel):
     stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""
     limits: Limits = Field(default_factory=Limits)
     policy: Policy = Field(default_factory=Policy)
+    store: Store | None = None
+    """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
+    `cache_dir` and in-process exact search, which a single user needs nothing more than."""
 
 
 class RouterConfig(BaseModel):
@@ -590,6 +639,7 @@ _FIXES: dict[str, str] = {
     "or give a default as ${NAME:-default}",
     "protocol_setting": "use one of the values named",
     "url_scheme": "use an http:// or https:// URL",
+    "store_url": "give the database's URL, or remove router.store for the local cache",
     "server_name": "rename the server",
 }
 

@@ -13,6 +13,7 @@
   x HttpRefusal        (the HTTP front refuses a request before reading it)
   x ServeError         (the HTTP front cannot take its address: in use, not this machine's)
   x EmbeddingError     (model missing or unloadable)
+  x StoreError         (the shared store is unreachable, or its schema is not this router's)
 ```
 
 `router.server.errors` is the one place these become JSON-RPC errors, `isError` tool
@@ -38,6 +39,10 @@ class DataError(RouterError):
 
 class EmbeddingError(RouterError):
     """The embedding model cannot be found or loaded."""
+
+
+class StoreError(RouterError):
+    """The shared store (`router.store`) cannot be reached or used."""
 
 
 class InvalidParams(RouterError):

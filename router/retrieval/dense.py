@@ -1,8 +1,11 @@
-"""Dense retrieval: exact top-n by dot product of normalised vectors."""
+"""Dense retrieval: exact top-n by dot product of normalised vectors, and the interface an
+approximate index in a shared store (`router.store.hnsw`) shares with it."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +29,28 @@ def top_n(scores: npt.NDArray[np.float32], n: int) -> Ranking:
     order = np.lexsort((candidates, -scores[candidates]))
     chosen = candidates[order].astype(np.intp)
     return chosen, scores[chosen].astype(np.float32)
+
+
+class DenseSearch(Protocol):
+    """The dense signal of one catalog snapshot, tool positions as in its catalog."""
+
+    @property
+    def size(self) -> int:
+        """How many tools it ranks."""
+        ...
+
+    @property
+    def exact(self) -> bool:
+        """Whether every tool is scored (else only the best and those asked for)."""
+        ...
+
+    def rank(
+        self, query: Vectors, depth: int, also: Collection[int] = ()
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+        """(a score per tool, the best `depth` positions best first). The best and the
+        positions in `also` carry their true cosine; an approximate index may leave the
+        rest at -1, the lowest cosine, which fusion never reads."""
+        ...
 
 
 @cache
@@ -59,3 +84,17 @@ class DenseIndex:
 
     def search(self, query: Vectors, n: int) -> Ranking:
         return top_n(self.scores(query), n)
+
+    @property
+    def size(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def exact(self) -> bool:
+        return True
+
+    def rank(
+        self, query: Vectors, depth: int, also: Collection[int] = ()
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+        scores = self.scores(query)
+        return scores, top_n(scores, depth)[0]

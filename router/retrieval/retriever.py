@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -15,13 +16,16 @@ from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback, embed_records
 from router.errors import RouterError
 from router.retrieval.decompose import split_steps
-from router.retrieval.dense import DenseIndex, top_n
+from router.retrieval.dense import DenseIndex, DenseSearch, top_n
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.lexical import LexicalIndex
 from router.retrieval.servers import ServerNames
 from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey
+
+if TYPE_CHECKING:
+    from router.store.base import VectorStore
 
 __all__ = ["CANDIDATE_DEPTH", "Ranking", "Retriever", "SearchMode", "ToolTokens"]
 
@@ -48,7 +52,7 @@ class Retriever:
         self,
         catalog: Catalog,
         embedder: Embedder | None,
-        vectors: Vectors | None,
+        vectors: Vectors | DenseSearch | None,
         *,
         pins: Iterable[str] = (),
         ranking: Ranking = DEFAULT,
@@ -57,7 +61,11 @@ class Retriever:
             raise ValueError("an embedder and its vectors come together")
         self.catalog = catalog
         self._embedder = embedder
-        self._dense = DenseIndex(vectors) if vectors is not None else None
+        self._dense: DenseSearch | None
+        if vectors is None or not isinstance(vectors, np.ndarray):
+            self._dense = vectors  # None, or an index in a shared store
+        else:
+            self._dense = DenseIndex(vectors)
         self._lexical = LexicalIndex([r.search_text for r in catalog.records])
         self._names = NameMatcher(catalog.records)
         self._servers = ServerNames(catalog.servers)
@@ -80,11 +88,16 @@ class Retriever:
         pins: Iterable[str] = (),
         on_progress: ProgressCallback | None = None,
         ranking: Ranking = DEFAULT,
+        store: VectorStore | None = None,
     ) -> tuple[Retriever, EmbeddingStats]:
-        """Embed what the cache lacks and index everything (blocking: run in a thread)."""
+        """Embed what the cache (or `store`) lacks and index everything (blocking: run in a
+        thread). With a shared `store`, its vectors and its index serve the dense signal."""
         if embedder is None:
             stats = EmbeddingStats(total=len(catalog), from_cache=0, embedded=0)
             return cls(catalog, None, None, pins=pins, ranking=ranking), stats
+        if store is not None:
+            dense, stats = store.index(catalog.records, embedder, on_progress)
+            return cls(catalog, embedder, dense, pins=pins, ranking=ranking), stats
         vectors, stats = embed_records(catalog.records, embedder, cache, on_progress)
         return cls(catalog, embedder, vectors, pins=pins, ranking=ranking), stats
 
@@ -161,14 +174,14 @@ class Retriever:
         lift: Mapping[ToolKey, float] | None = None,
     ) -> tuple[list[int], dict[int, float], _Signals]:
         """The order, each ordered tool's score, and the signals of the whole query."""
-        dense = bm25 = None
-        if mode is not SearchMode.BM25:
-            assert self._dense is not None and query_vectors is not None
-            dense = self._dense.scores(query_vectors[0])
+        dense = bm25 = dense_top = bm25_top = None
         if mode is not SearchMode.DENSE:
             bm25 = self._lexical.scores(texts[0])
-        dense_top = top_n(dense, depth)[0] if dense is not None else None
-        bm25_top = _positive_top(bm25, depth) if bm25 is not None else None
+            bm25_top = _positive_top(bm25, depth)
+        if mode is not SearchMode.BM25:
+            assert self._dense is not None and query_vectors is not None
+            also = self._scored_anyway(query, bm25_top, lift if mode is SearchMode.HYBRID else None)
+            dense, dense_top = self._dense.rank(query_vectors[0], depth, also)
         signals = _Signals(
             dense_scores=dense,
             dense_ranks=_ranks(dense_top) if dense_top is not None else {},
@@ -186,16 +199,40 @@ class Retriever:
         weight = self.ranking.step_weight
         for index in range(1, len(texts)):  # step clauses: a tool keeps its best score
             assert self._dense is not None
-            step_dense = self._dense.scores(query_vectors[index])
             step_bm25 = self._lexical.scores(texts[index])
-            step = self._fuse(
-                top_n(step_dense, depth)[0], _positive_top(step_bm25, depth), step_dense, step_bm25
+            step_bm25_top = _positive_top(step_bm25, depth)
+            step_dense, step_dense_top = self._dense.rank(
+                query_vectors[index], depth, step_bm25_top.tolist()
             )
+            step = self._fuse(step_dense_top, step_bm25_top, step_dense, step_bm25)
             for position, score in step.items():
                 scores[position] = max(scores.get(position, -np.inf), weight * score)
         self._add_bonuses(query, scores, dense, bm25, lift or {})
         order = sorted(scores, key=lambda p: (-scores[p], -dense[p], -bm25[p], p))[:depth]
         return order, scores, signals
+
+    def _scored_anyway(
+        self,
+        query: str,
+        bm25_top: npt.NDArray[np.intp] | None,
+        lift: Mapping[ToolKey, float] | None,
+    ) -> set[int]:
+        """The tools whose dense score fusion, bonuses or the results read besides the dense
+        signal's own best: an approximate index scores these exactly too."""
+        if self._dense is None or self._dense.exact:
+            return set()
+        wanted = set(self.pins) | set(self._names.match(query))
+        if bm25_top is not None:
+            wanted.update(bm25_top.tolist())
+        if lift and self.ranking.usage_bonus:
+            for server, name in lift:
+                record = self.catalog.by_key(server, name)
+                if record is not None:
+                    wanted.add(self.catalog.position(record.qualified_name))
+        if self.ranking.named_server_bonus:
+            for server in self._servers.named(query):
+                wanted.update(self._server_tools[server])
+        return wanted
 
     def _fuse(
         self,

@@ -1,0 +1,57 @@
+"""The interface a store offers the index builder, and what it reports about itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from router.catalog import ToolRecord
+from router.embedding.base import Embedder
+from router.embedding.indexing import EmbeddingStats, ProgressCallback
+from router.retrieval.dense import DenseSearch
+
+StoreState = Literal["ok", "unreachable"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    """What `/healthz` says of the store."""
+
+    kind: str
+    state: StoreState
+    search: str
+    """How the current snapshot's dense signal searches: "exact" or "hnsw"."""
+    embedded: int
+    """Tools this process embedded since it started (0 on a replica whose store was full)."""
+    from_store: int
+    """Tools of the current snapshot whose vectors this process read instead of embedding."""
+    error: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "kind": self.kind,
+            "state": self.state,
+            "search": self.search,
+            "embedded": self.embedded,
+            "from_store": self.from_store,
+        }
+        if self.error is not None:
+            body["error"] = self.error
+        return body
+
+
+class VectorStore(Protocol):
+    """Vectors for a catalog's tools, embedding only what the store lacks (blocking: the
+    index builder calls it in a worker thread)."""
+
+    def index(
+        self,
+        records: Sequence[ToolRecord],
+        embedder: Embedder,
+        on_progress: ProgressCallback | None = None,
+    ) -> tuple[DenseSearch, EmbeddingStats]: ...
+
+    def status(self) -> StoreStatus: ...
+
+    def close(self) -> None: ...

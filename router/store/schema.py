@@ -1,0 +1,118 @@
+"""The shared store's tables, created and migrated in numbered steps.
+
+`mcp_router_meta.schema_version` records the last step applied. Every router applies the
+steps it knows and the database lacks, one process at a time (a transaction-scoped advisory
+lock), so replicas that start together migrate once; a database migrated by a newer router
+than this one is refused rather than misread.
+
+Tables:
+- `mcp_router_embeddings`: the shared embedding cache, one vector per (model, fingerprint),
+  what `embeddings.sqlite3` is for a single process.
+- `mcp_router_indexes`: one row per (namespace, model): the table that holds that catalog's
+  vectors, typed `vector(dim)` so pgvector can index it with HNSW.
+- one such index table per (namespace, model), made when a router first indexes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from psycopg import sql
+
+from router.errors import StoreError
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA_VERSION = 1
+
+_MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE mcp_router_embeddings (
+            model_id text NOT NULL,
+            fingerprint text NOT NULL,
+            embedding vector NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (model_id, fingerprint))""",
+        """CREATE TABLE mcp_router_indexes (
+            namespace text NOT NULL,
+            model_id text NOT NULL,
+            dim integer NOT NULL,
+            table_name text NOT NULL UNIQUE,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, model_id))""",
+    ),
+}
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+"""pgvector's defaults: the benchmark (benchmarks/results/store_scale.json) measured recall
+and build time with them."""
+
+
+def migrate(connection: psycopg.Connection[tuple[object, ...]], where: str) -> int:
+    """Bring the schema to `SCHEMA_VERSION`; return the version found before."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        _ensure_pgvector(connection, where)
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS mcp_router_meta (key text PRIMARY KEY, value text NOT NULL)"
+        )
+        row = connection.execute(
+            "SELECT value FROM mcp_router_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        found = int(str(row[0])) if row else 0
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {where}: schema version {found} is newer than this mcp-router knows "
+                f"({SCHEMA_VERSION}). Fix: upgrade mcp-router to the version the other "
+                "replicas run."
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[version]:
+                connection.execute(statement)
+        if found < SCHEMA_VERSION:
+            connection.execute(
+                "INSERT INTO mcp_router_meta VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+    return found
+
+
+def _ensure_pgvector(connection: psycopg.Connection[tuple[object, ...]], where: str) -> None:
+    import psycopg
+
+    present = connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if present:
+        return
+    try:
+        with connection.transaction():
+            connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"store {where}: the pgvector extension is not installed and this user cannot "
+            f"install it ({exc.diag.message_primary or exc}). Fix: as a superuser, run "
+            "CREATE EXTENSION vector; in that database (pgvector 0.8 or newer)."
+        ) from exc
+
+
+def index_table_ddl(table: str, dim: int) -> sql.Composed:
+    return sql.SQL(
+        "CREATE TABLE IF NOT EXISTS {} ("
+        "fingerprint text PRIMARY KEY, embedding vector({}) NOT NULL)"
+    ).format(sql.Identifier(table), sql.Literal(dim))
+
+
+def hnsw_ddl(table: str) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
+        "WITH (m = {}, ef_construction = {})"
+    ).format(
+        sql.Identifier(f"{table}_hnsw"),
+        sql.Identifier(table),
+        sql.Literal(HNSW_M),
+        sql.Literal(HNSW_EF_CONSTRUCTION),
+    )

