@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from router import __version__
 from router.commands import bench, evaluate, import_config, inspect, route, serve
-from router.errors import RouterError, ServeError, UpstreamError
+from router.errors import RouterError, ServeError, StoreError, UpstreamError
 from router.progress import without_bars
 
 LOG_FORMATS = ("text", "json")
@@ -18,7 +18,7 @@ SIGPIPE_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a program whose reader went away (`| head`)."""
 # Bad input (an option value, a config or data file) is a usage error, exit code 2 as for
 # argparse's own; these failed at run time instead, exit code 1.
-_RUNTIME_FAILURES = (ServeError, UpstreamError)
+_RUNTIME_FAILURES = (ServeError, StoreError, UpstreamError)
 
 
 def build_parser() -> argparse.ArgumentParser:

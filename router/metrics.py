@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING
 
 from mcp.shared.exceptions import MCPError
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
@@ -31,6 +36,7 @@ from router.upstream.state import UpstreamState, UpstreamStatus
 
 if TYPE_CHECKING:
     from router.accounting.tokens import TokenCounter
+    from router.store.base import StoreStatus
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The Prometheus text format, version 0.0.4."""
@@ -125,6 +131,7 @@ class RouterMetrics:
             registry=registry,
         )
         self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
+        self._store: Callable[[], StoreStatus] | None = None
         self._catalog_size: Callable[[], int] = lambda: 0
         registry.register(_LiveCollector(self))
         self._pending: dict[int, _Listings] = {}
@@ -135,10 +142,14 @@ class RouterMetrics:
         """Set by a front that serves `/metrics`: only then are listings kept for counting."""
 
     def watch(
-        self, statuses: Callable[[], Mapping[str, UpstreamStatus]], catalog_size: Callable[[], int]
+        self,
+        statuses: Callable[[], Mapping[str, UpstreamStatus]],
+        catalog_size: Callable[[], int],
+        store: Callable[[], StoreStatus] | None = None,
     ) -> None:
-        """Where scrapes read the upstreams' states and the catalog's size."""
+        """Where scrapes read the upstreams' states, the catalog's size and the store's."""
         self._statuses, self._catalog_size = statuses, catalog_size
+        self._store = store
 
     def request(self, surface: str, method: str) -> None:
         self.requests.labels(surface, method).inc()
@@ -243,7 +254,21 @@ class _LiveCollector(Collector):
             tools.add_metric([name], status.tool_count)
         catalog = GaugeMetricFamily("mcp_router_catalog_tools", "Tools in the searchable catalog")
         catalog.add_metric([], self._metrics._catalog_size())
-        return [info, state, tools, catalog]
+        families: list[Metric] = [info, state, tools, catalog]
+        if self._metrics._store is not None:
+            store = self._metrics._store()
+            embedded = CounterMetricFamily(
+                "mcp_router_store_embedded",
+                "Tools this process embedded (0 on a replica whose shared store had them)",
+                labels=["store"],
+            )
+            embedded.add_metric([store.kind], store.embedded)
+            up = GaugeMetricFamily(
+                "mcp_router_store_up", "1 while the store answers", labels=["store", "search"]
+            )
+            up.add_metric([store.kind, store.search], 1.0 if store.state == "ok" else 0.0)
+            families += [embedded, up]
+        return families
 
     def describe(self) -> Iterable[Metric]:
         return []  # nothing to check for clashes at register time: the names are fixed

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from router.commands import serve_http
-from router.config import load_config
+from router.config import RouterConfig, StoreSettings, load_config
+from router.errors import ConfigError
 from router.memory import tune_malloc_for_serving
 
 logger = logging.getLogger(__name__)
@@ -28,13 +30,22 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="rank with BM25 alone: no embedding model is loaded",
     )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="a shared PostgreSQL with pgvector for the tool vectors and their index "
+        "(postgresql://user@host:5432/db; overrides router.store's url): replicas that share "
+        "it embed nothing another already embedded",
+    )
     serve_http.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     tune_malloc_for_serving()  # a long-lived server: keep its heap compact (router.memory)
-    config = load_config(args.config)
+    config = with_store(load_config(args.config), args.store)
+    if config.router.store is not None:
+        check_store(config)
     from router.tracing import configure_from_env
 
     configure_from_env()  # OTEL_TRACES_EXPORTER, with the otel extra (router.tracing)
@@ -50,3 +61,26 @@ def run(args: argparse.Namespace) -> int:
     embedder = None if args.bm25_only else load_default_embedder(config)
     anyio.run(serve_stdio, config, embedder)
     return 0
+
+
+def with_store(config: RouterConfig, url: str | None) -> RouterConfig:
+    """`--store` over the file's `router.store` (its other settings kept)."""
+    if url is None:
+        return config
+    try:
+        store = StoreSettings.model_validate(
+            {**(config.router.store.model_dump() if config.router.store else {}), "url": url}
+        )
+    except ValidationError as exc:
+        reason = exc.errors()[0]["msg"]
+        raise ConfigError(f"--store: {reason}") from None
+    router = config.router.model_copy(update={"store": store})
+    return config.model_copy(update={"router": router})
+
+
+def check_store(config: RouterConfig) -> None:
+    """Reach the store before anything starts, so an unreachable one is a clear error and
+    exit 1 rather than a failed start-up deep in the server (the server opens its own)."""
+    from router.store.opening import open_store
+
+    open_store(config).close()

@@ -14,7 +14,7 @@ from router.catalog import Catalog, ToolRecord
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback, embed_records
-from router.errors import RouterError
+from router.errors import RouterError, StoreError
 from router.retrieval.decompose import split_steps
 from router.retrieval.dense import DenseIndex, DenseSearch, top_n
 from router.retrieval.exact import NameMatcher
@@ -142,7 +142,14 @@ class Retriever:
             query_vectors = self._embedder.embed_queries(
                 texts if mode is SearchMode.HYBRID else texts[:1]
             )
-        ranked, scores, signals = self._rank(query, texts, query_vectors, mode, depth, lift)
+        try:
+            ranked, scores, signals = self._rank(query, texts, query_vectors, mode, depth, lift)
+        except StoreError:
+            if mode is SearchMode.BM25:
+                raise
+            # The shared store's index is unreachable (it logs that once): BM25 alone, so
+            # routing goes on while it is down.
+            ranked, scores, signals = self._rank(query, texts, None, SearchMode.BM25, depth)
 
         named = [p for p in self._names.match(query) if p not in self.pins]
         order = (

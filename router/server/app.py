@@ -23,18 +23,21 @@ from router.catalog import ToolSpec
 from router.changes import Changes
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
-from router.embedding.cache import EmbeddingCache, default_cache_dir
+from router.embedding.cache import default_cache_dir
 from router.errors import EmbeddingError
 from router.meta_tools import name_rules
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE, UsageMemory
 from router.server import aggregate, tools
+from router.server.approval import Approvals
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
 from router.server.observe import count_requests
 from router.server.relay import HostRelay
 from router.server.state import RouterState
+from router.store.base import VectorStore
+from router.store.opening import open_store
 from router.upstream import UpstreamPool
 from router.upstream.state import UpstreamStatus
 
@@ -58,20 +61,39 @@ def load_default_embedder(config: RouterConfig) -> Embedder:
 
 @asynccontextmanager
 async def router_state(
-    config: RouterConfig, embedder: Embedder | None
+    config: RouterConfig, embedder: Embedder | None, store: VectorStore | None = None
 ) -> AsyncIterator[RouterState]:
     """Start the upstream pool, the model load and the indexer together; yield the state
-    handlers read. Nothing here waits for them: requests that need them do (`RouterState`)."""
+    handlers read. Nothing here waits for them: requests that need them do (`RouterState`).
+
+    `store` is the opened `open_store(config)`; without one, it is opened here (a shared
+    store's `StoreError` then comes from here).
+    """
     settings = config.router
     cache_dir = settings.cache_dir or default_cache_dir()
-    cache = EmbeddingCache(cache_dir)
+    owned = store is None
+    if store is None:
+        store = await anyio.to_thread.run_sync(open_store, config)
+    try:
+        async with _router_state(config, embedder, store, cache_dir) as state:
+            yield state
+    finally:
+        if owned:
+            await anyio.to_thread.run_sync(store.close)
+
+
+@asynccontextmanager
+async def _router_state(
+    config: RouterConfig, embedder: Embedder | None, store: VectorStore, cache_dir: Path
+) -> AsyncIterator[RouterState]:
+    settings = config.router
     usage_file = cache_dir / USAGE_FILE if settings.learn else None
     changes = Changes()
     policy = ToolPolicy.from_config(config)
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
     index = LiveIndex(
         embedder,
-        cache,
+        store,
         pins=[str(p) for p in settings.pin],
         on_swap=changes.notify,
         ranking=ranking,
@@ -89,6 +111,9 @@ async def router_state(
         changes.notify()
 
     relay = HostRelay()
+    # Replicas of one store share the key that seals a confirmation's state, so the host's
+    # answer may reach any of them (2026-07-28 is stateless).
+    approvals = Approvals(await anyio.to_thread.run_sync(store.shared_secret, "approvals"))
     async with anyio.create_task_group() as task_group:
         await task_group.start(index.run)
         async with UpstreamPool(
@@ -102,6 +127,8 @@ async def router_state(
                 pool=pool,
                 relay=relay,
                 policy=policy,
+                approvals=approvals,
+                store=store,
                 k=settings.k,
                 mode=settings.mode,
                 changes=changes,

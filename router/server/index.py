@@ -20,18 +20,22 @@ from anyio.abc import TaskStatus
 from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.changes import Changes
 from router.embedding.base import Embedder
-from router.embedding.cache import EmbeddingCache
-from router.errors import EmbeddingError
+from router.errors import EmbeddingError, StoreError
 from router.memory import release_free_memory
 from router.naming import NameRules
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
+from router.store.base import VectorStore
+from router.store.local import LocalStore
 from router.tool_patterns import resolve_pins
 
 if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
     from router.retrieval.retriever import Retriever
 
 logger = logging.getLogger(__name__)
+
+STORE_RETRY_SECONDS = 5
+"""How soon a rebuild that found the shared store down tries it again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,7 @@ class LiveIndex:
     def __init__(
         self,
         embedder: Embedder | None,
-        cache: EmbeddingCache | None,
+        store: VectorStore | None,
         pins: Sequence[str] = (),
         on_swap: Callable[[], None] | None = None,
         ranking: Ranking = DEFAULT,
@@ -67,7 +71,8 @@ class LiveIndex:
         self._names = names or NameRules()
         self._ranking = ranking
         self._on_swap = on_swap
-        self._cache = cache
+        self.store = store or LocalStore(None)
+        self._store_failed = False
         self._pins = tuple(pins)
         self._tools: dict[str, tuple[ToolSpec, ...]] = {}
         self._generation = 0
@@ -106,7 +111,11 @@ class LiveIndex:
         """Rebuild whenever tools were submitted; run this in the server's task group."""
         task_status.started()
         while True:
-            await self._dirty.wait()
+            if self._store_failed:  # the store was down: try again soon, changed or not
+                with anyio.move_on_after(STORE_RETRY_SECONDS):
+                    await self._dirty.wait()
+            else:
+                await self._dirty.wait()
             self._dirty = anyio.Event()
             await self.rebuild()
 
@@ -115,7 +124,7 @@ class LiveIndex:
         async with self._rebuild_lock:
             submitted = dict(self._tools)
             wanted = self._catalog_specs()
-            if wanted == self._built_from and self.ready.is_set():
+            if wanted == self._built_from and self.ready.is_set() and not self._store_failed:
                 return self._snapshot
             catalog, denied = self._allowed(Catalog.from_specs(wanted, self._names))
             generation = self._generation + 1
@@ -126,6 +135,19 @@ class LiveIndex:
                 logger.error("embedding model unusable, ranking with BM25 only: %s", exc)
                 self._embedder = None
                 snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation, denied)
+            except StoreError as exc:
+                # ... and a store that went away: BM25 alone until it is back.
+                logger.error(
+                    "%s; ranking with BM25 only, retrying in %d s", exc, STORE_RETRY_SECONDS
+                )
+                self._store_failed = True
+                snapshot = await anyio.to_thread.run_sync(
+                    self._build, catalog, generation, denied, False
+                )
+            else:
+                if self._store_failed:
+                    logger.info("store back: dense ranking restored")
+                self._store_failed = False
             self._generation = generation
             self._snapshot = snapshot
             self._built_from = wanted
@@ -163,12 +185,19 @@ class LiveIndex:
         return Catalog(kept, catalog.collisions, catalog.clashes), denied
 
     def _build(
-        self, catalog: Catalog, generation: int, denied: Mapping[str, ToolRecord]
+        self,
+        catalog: Catalog,
+        generation: int,
+        denied: Mapping[str, ToolRecord],
+        dense: bool = True,
     ) -> Snapshot:
         from router.retrieval.retriever import Retriever
 
         retriever, stats = Retriever.build(
-            catalog, self._embedder, self._cache, ranking=self._ranking
+            catalog,
+            self._embedder if dense else None,
+            store=self.store,
+            ranking=self._ranking,
         )
         if stats.embedded:
             logger.info("embedded %d new tools (%d from cache)", stats.embedded, stats.from_cache)

@@ -29,6 +29,8 @@ from router.server.index import LiveIndex, Snapshot
 from router.server.passthrough import ListChanges
 from router.server.relay import HostRelay
 from router.server.subscriptions import HostSubscriptions
+from router.store.base import VectorStore
+from router.store.local import LocalStore
 from router.tracing import span
 from router.upstream import UpstreamPool
 
@@ -79,11 +81,15 @@ class RouterState:
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
     approvals: Approvals = field(default_factory=Approvals)
+    store: VectorStore = field(default_factory=lambda: LocalStore(None))
+    """Where the tool vectors live (`router.store`); its status shows in `/healthz`."""
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
     """What `GET /metrics` shows (`router.metrics`); upstream states are read at scrape time."""
 
     def __post_init__(self) -> None:
-        self.metrics.watch(self.pool.statuses, lambda: len(self.snapshot.catalog))
+        self.metrics.watch(
+            self.pool.statuses, lambda: len(self.snapshot.catalog), self.store.status
+        )
 
     @property
     def snapshot(self) -> Snapshot:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from router.catalog import ToolRecord
-from router.embedding.base import Embedder
-from router.embedding.indexing import EmbeddingStats, ProgressCallback
-from router.retrieval.dense import DenseSearch
+if TYPE_CHECKING:  # numpy loads with the first index build, not with the server
+    from router.catalog import ToolRecord
+    from router.embedding.base import Embedder
+    from router.embedding.indexing import EmbeddingStats, ProgressCallback
+    from router.retrieval.dense import DenseSearch
 
 StoreState = Literal["ok", "unreachable"]
 
@@ -53,5 +54,9 @@ class VectorStore(Protocol):
     ) -> tuple[DenseSearch, EmbeddingStats]: ...
 
     def status(self) -> StoreStatus: ...
+
+    def shared_secret(self, name: str) -> bytes | None:
+        """A key every replica of this store reads alike (None: this process's own)."""
+        ...
 
     def close(self) -> None: ...

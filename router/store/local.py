@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from router.catalog import ToolRecord
-from router.embedding.base import Embedder
-from router.embedding.cache import EmbeddingCache
-from router.embedding.indexing import EmbeddingStats, ProgressCallback, embed_records
-from router.retrieval.dense import DenseIndex, DenseSearch
 from router.store.base import StoreStatus
+
+if TYPE_CHECKING:  # numpy loads with the first index build, in its worker thread
+    from router.catalog import ToolRecord
+    from router.embedding.base import Embedder
+    from router.embedding.cache import EmbeddingCache
+    from router.embedding.indexing import EmbeddingStats, ProgressCallback
+    from router.retrieval.dense import DenseSearch
 
 
 class LocalStore:
@@ -26,6 +29,9 @@ class LocalStore:
         embedder: Embedder,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[DenseSearch, EmbeddingStats]:
+        from router.embedding.indexing import embed_records
+        from router.retrieval.dense import DenseIndex
+
         vectors, stats = embed_records(records, embedder, self._cache, on_progress)
         self._embedded += stats.embedded
         self._from_store = stats.from_cache
@@ -33,6 +39,9 @@ class LocalStore:
 
     def status(self) -> StoreStatus:
         return StoreStatus("local", "ok", "exact", self._embedded, self._from_store)
+
+    def shared_secret(self, name: str) -> bytes | None:
+        return None  # one process: nothing to share
 
     def close(self) -> None:
         pass

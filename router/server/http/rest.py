@@ -19,6 +19,7 @@ from router.server.http.rest_models import (
     Health,
     RouteRequest,
     RouteResponse,
+    StoreHealth,
     ToolsResponse,
 )
 from router.server.http.routing import ListCosts, catalog, route
@@ -127,4 +128,5 @@ async def healthz(request: Request, response: Response) -> Health:
         healthy_upstreams=sum(s.healthy for s in statuses),
         pending=state.pending_upstreams(),
         sessions=front["mcp"].open_sessions,
+        store=StoreHealth.model_validate(state.store.status().as_json()),
     )

@@ -132,6 +132,28 @@ class Health(BaseModel):
         "that opens one until the client's DELETE, the idle timeout or shutdown closes it) "
         "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)"
     )
+    store: StoreHealth
+
+
+class StoreHealth(BaseModel):
+    """Where the tool vectors live, and what this process did with them."""
+
+    kind: Literal["local", "postgresql"] = Field(
+        description="`local`: the SQLite cache and an in-memory scan; `postgresql`: the shared "
+        "store of `router.store`"
+    )
+    state: Literal["ok", "unreachable"] = Field(
+        description="unreachable: its last use failed; searches rank with BM25 alone meanwhile"
+    )
+    search: Literal["exact", "hnsw"] = Field(
+        description="how the dense signal searches: every vector in memory, or the database's "
+        "HNSW index"
+    )
+    embedded: int = Field(description="tools this process embedded since it started")
+    from_store: int = Field(
+        description="tools of the current index whose vectors were read, not embedded"
+    )
+    error: str | None = None
 
 
 class ErrorBody(BaseModel):
