@@ -4,17 +4,24 @@ one session per client) and the legacy HTTP+SSE transport at `/sse` + `/messages
 Both serve one `Server` whose lifespan yields the front's shared `RouterState`, so every
 session sees the same index and upstream pool. DNS-rebinding checks are the front's
 (`GuardMiddleware`), not the SDK's, so REST and MCP share one policy.
+
+A session lives in one process. Behind a load balancer its requests must come back to that
+replica: streamable HTTP names the session in the `mcp-session-id` header of every response,
+which a balancer can learn; legacy SSE names it only inside the stream (the `endpoint`
+event's `/messages/?session_id=...`), so the `GET /sse` response also carries it in the
+`x-mcp-router-session` header (deploy/haproxy.cfg sticks on both).
 """
 
 from __future__ import annotations
 
+import re
 from contextlib import AbstractAsyncContextManager
 
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
 from router.sdk_internals import open_session_count
@@ -22,6 +29,9 @@ from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.state import RouterState
 
 MESSAGES_PATH = "/messages/"
+SSE_SESSION_HEADER = "x-mcp-router-session"
+"""The `GET /sse` response header naming the session, for a load balancer's stickiness."""
+_SESSION_ID = re.compile(rb"[?&]session_id=([0-9a-f]+)")
 
 
 class McpEndpoints:
@@ -59,7 +69,8 @@ class McpEndpoints:
             response = error_response(HttpRefusal(405, "use GET to open the SSE stream"), mcp=True)
             await response(scope, receive, send)
             return
-        async with self.sse.connect_sse(scope, receive, send) as (read_stream, write_stream):
+        named = _SessionHeader(send)
+        async with self.sse.connect_sse(scope, receive, named) as (read_stream, write_stream):
             self._sse_sessions += 1
             try:
                 await self.server.run(
@@ -70,6 +81,29 @@ class McpEndpoints:
 
     async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.sse.handle_post_message(scope, receive, send)
+
+
+class _SessionHeader:
+    """The `send` of a `GET /sse` response that adds the session's id as a header: it holds
+    the response start until the first body chunk, the `endpoint` event naming the session
+    (the SDK picks the id and writes that event first)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._start: Message | None = None
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self._start = message
+            return
+        if self._start is not None and message["type"] == "http.response.body":
+            start, self._start = self._start, None
+            found = _SESSION_ID.search(message.get("body", b""))
+            if found is not None:
+                headers = [*start.get("headers", []), (SSE_SESSION_HEADER.encode(), found[1])]
+                start = {**start, "headers": headers}
+            await self._send(start)
+        await self._send(message)
 
 
 class _Lookup:
