@@ -67,6 +67,8 @@ def configure_logging(verbose: bool, log_format: str = "text") -> None:
         without_bars()
     for noisy in ("httpx", "httpx2", "sentence_transformers", "bm25s", "filelock"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # The store says once that it is unreachable; the pool would say so at every retry.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,9 @@ PostgreSQL refuses to run as root: as root, the server runs as the `pgserver` us
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -29,11 +31,12 @@ def postgres_bin() -> Path | None:
     explicit = os.environ.get("MCP_ROUTER_PG_BIN")
     if explicit:
         return Path(explicit)
-    try:
-        from pgserver._commands import POSTGRES_BIN_PATH
-    except ImportError:
+    # Found without importing pgserver: its import starts looking for a runtime folder.
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(POSTGRES_BIN_PATH)
+    found = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    return found if (found / "postgres").exists() else None
 
 
 @dataclass
@@ -115,9 +118,10 @@ class Postgres:
 def _user() -> str | None:
     if os.geteuid() != 0:
         return None
-    from pgserver.utils import ensure_user_exists
-
-    ensure_user_exists(_SERVICE_USER)
+    try:
+        pwd.getpwnam(_SERVICE_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", _SERVICE_USER], check=True)
     return _SERVICE_USER
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,8 +46,11 @@ SearchChoice = Literal["auto", "exact", "hnsw"]
 _BATCH = 64
 _LOAD_CHUNK = 5000
 _POOL_SIZE = 8
-_CHECKOUT_TIMEOUT = 10.0
+_CHECKOUT_TIMEOUT = 3.0
 """Seconds a search or an index build waits for a pooled connection."""
+_RETRY_AFTER = 5.0
+"""Once the store failed, uses within this many seconds fail at once (searches rank with
+BM25 alone) instead of each waiting out a connection attempt."""
 _FILL_LOCK_TIMEOUT = "15min"
 """How long a replica waits for another that is embedding the same catalog."""
 _STATEMENT_TIMEOUT = "30s"
@@ -87,11 +90,12 @@ class PostgresStore:
         self.connect_timeout = connect_timeout
         self._seed = seed
         self._pool: ConnectionPool[Any] | None = None
-        self._lock = threading.Lock()
+        self.retry_after = _RETRY_AFTER
         self._embedded = 0
         self._from_store = 0
         self._mode = "exact"
         self._error: str | None = None
+        self._failed_at = 0.0
 
     # -- connecting -------------------------------------------------------------------------
 
@@ -118,7 +122,9 @@ class PostgresStore:
             timeout=_CHECKOUT_TIMEOUT,
             kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
             configure=self._configure,
-            reconnect_timeout=0,  # keep trying: the database may come back
+            # A connection the database dropped (a restart) is found at checkout and replaced,
+            # not handed to a search to fail.
+            check=ConnectionPool.check_connection,
         )
         try:
             pool.open(wait=True, timeout=self.connect_timeout)
@@ -149,6 +155,8 @@ class PostgresStore:
 
         if self._pool is None:
             raise StoreError(f"store {self.where} is not open")
+        if self._error is not None and time.monotonic() - self._failed_at < self.retry_after:
+            raise StoreError(f"store {self.where} is unreachable: {self._error}")
         try:
             with self._pool.connection() as connection:
                 yield connection
@@ -159,12 +167,15 @@ class PostgresStore:
             self._failed(exc)
             raise StoreError(f"store {self.where}: {_reason(exc)}") from exc
         else:
+            if self._error is not None:
+                logger.info("store %s: reachable again", self.where)
             self._error = None
 
     def _failed(self, exc: BaseException) -> None:
         if self._error is None:
             logger.error("store %s: %s", self.where, _reason(exc))
         self._error = _reason(exc)
+        self._failed_at = time.monotonic()
 
     def fetch(self, query: sql.Composed, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Rows of one read (the HNSW index's searches)."""
