@@ -319,6 +319,13 @@ class Limits(BaseModel):
     Claude Code applies to MCP tool output."""
 
 
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)).geturl()
+
+
 def _store_url(value: Any) -> Any:
     """`router.store` may be just the URL: `"postgresql://..."`."""
     return {"url": value} if isinstance(value, str) else value
@@ -352,7 +359,7 @@ class StoreSettings(BaseModel):
             raise PydanticCustomError(
                 "store_url",
                 "'{url}' is not a PostgreSQL URL; use postgresql://user@host:5432/database",
-                {"url": urlsplit(url)._replace(netloc=urlsplit(url).hostname or "").geturl()},
+                {"url": _without_password(url)},
             )
         return url
 

@@ -239,3 +239,29 @@ def test_every_invalid_option_value_is_a_usage_error(argv: list[str], message: s
     assert done.returncode == 2, done.stderr
     assert f"mcp-router {argv[0]}: error: {message}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("http", [[], ["--http", "--port", "0"]])
+def test_an_unreachable_store_stops_serve_at_once_with_its_address(
+    tmp_path: Path, http: list[str]
+) -> None:
+    config = write_config(tmp_path, {"scripted": SCRIPTED})
+    url = "postgresql://router:s3cret@127.0.0.1:9/tools"
+    done = mcp_router("serve", "--config", str(config), "--bm25-only", "--store", url, *http)
+
+    assert done.returncode == 1
+    assert (
+        "mcp-router serve: error: store postgresql://router@127.0.0.1:9/tools is unreachable: "
+        in done.stderr
+    )
+    assert "s3cret" not in done.stderr
+    assert "serving on" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_store_that_is_not_postgresql_is_a_usage_error(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"scripted": SCRIPTED})
+    done = mcp_router("serve", "--config", str(config), "--store", "mysql://db/tools")
+
+    assert done.returncode == 2
+    assert "--store: 'mysql://db/tools' is not a PostgreSQL URL" in done.stderr

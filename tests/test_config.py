@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -353,3 +354,41 @@ def test_a_relative_command_path_is_resolved_against_the_config_folder(
     assert command("home") == str(tmp_path / "home" / "bin" / "server")
     assert command("onpath") == "uvx"
     assert command("absolute") == "/usr/bin/node"
+
+
+def test_router_store_is_a_url_or_a_section() -> None:
+    short = parse_config({"mcpServers": {}, "router": {"store": "postgresql://db/tools"}})
+    assert short.router.store is not None
+    assert (short.router.store.url, short.router.store.search) == ("postgresql://db/tools", "auto")
+    full = parse_config(
+        {
+            "mcpServers": {},
+            "router": {
+                "store": {
+                    "url": "postgresql://router:${PGPASSWORD}@db/tools",
+                    "namespace": "team",
+                    "search": "hnsw",
+                    "ef_search": 200,
+                }
+            },
+        },
+        environ={"PGPASSWORD": "pw"},
+    )
+    assert full.router.store is not None
+    assert full.router.store.url == "postgresql://router:pw@db/tools"
+    assert (full.router.store.namespace, full.router.store.ef_search) == ("team", 200)
+    assert "pw" not in repr(full.router.store)
+    assert parse_config({"mcpServers": {}}).router.store is None
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ("sqlite:///tmp/x", "router.store.url: 'sqlite:///tmp/x' is not a PostgreSQL URL"),
+        ({"url": "postgresql://db/x", "search": "ivf"}, "router.store.search"),
+        ({"url": "postgresql://db/x", "ef_serach": 10}, "router.store.ef_serach"),
+    ],
+)
+def test_a_bad_store_names_its_field(store: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config({"mcpServers": {}, "router": {"store": store}})
