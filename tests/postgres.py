@@ -14,6 +14,7 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -125,6 +126,15 @@ def _user() -> str | None:
     return _SERVICE_USER
 
 
+def _traversable(path: Path) -> None:
+    """Let the service user reach the binaries: a checkout under a private home (0700) would
+    hide them. Only the search bit is added, and only where it is missing."""
+    for folder in (path, *path.parents):
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            folder.chmod(mode | stat.S_IXOTH)
+
+
 def _free_port() -> int:
     import socket
 
@@ -144,6 +154,7 @@ def running_postgres(port: int | None = None) -> Iterator[Postgres]:
     user = _user()
     if user is not None:
         shutil.chown(data, user, user)
+        _traversable(bin_dir)
     subprocess.run(
         [
             str(bin_dir / "initdb"),
