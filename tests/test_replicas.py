@@ -59,7 +59,7 @@ from tests.haproxy import (
 )
 from tests.http_serving import MCP_ACCEPT, config, http_front, open_session, until_indexed
 from tests.postgres import Postgres, postgres_bin, running_postgres
-from tests.serving import ROOT, router_command, write_config
+from tests.serving import ROOT, router_command
 from tests.test_upstream_pool import free_port, script
 
 REQUIRE = "MCP_ROUTER_REQUIRE_REPLICAS"
@@ -177,11 +177,21 @@ class Replica:
                 time.sleep(0.1)  # a child process offers no readiness event: poll /healthz
 
 
-def start_replica(number: int, scratch: Path, store: str | None) -> Replica:
-    """Replica `number` in its own folder (its own cache and usage memory), on a free port."""
+def start_replica(number: int, scratch: Path, store: str | None, search: str = "auto") -> Replica:
+    """Replica `number` in its own folder (its own cache and usage memory), on a free port.
+    `search` is its `router.store.search`: how it reads the shared vectors."""
     folder = scratch / f"replica{number}"
     folder.mkdir()
-    path = write_config(folder, {"toolbox": script("toolbox")})
+    path = folder / "servers.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"toolbox": script("toolbox")},
+                "router": {"store": {"url": "postgresql://set-by--store", "search": search}},
+            }
+        ),
+        encoding="utf-8",
+    )
     port = free_port()
     command = router_command(path, bm25_only=False)
     command += ["--http", "--host", "127.0.0.1", "--port", str(port)]
@@ -221,7 +231,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     with running_postgres() as postgres, ExitStack() as stack:
         replicas: list[Replica] = []
         for number in range(1, REPLICAS + 1):  # one after the other: the first fills the store
-            replica = start_replica(number, scratch, postgres.url)
+            # The last one asks the database's HNSW index; the others scan the vectors in
+            # memory (`auto` at this size): both paths serve the same traffic.
+            search = "hnsw" if number == REPLICAS else "auto"
+            replica = start_replica(number, scratch, postgres.url, search)
             stack.callback(replica.stop)
             replicas.append(replica)
         port = free_port()
@@ -587,6 +600,7 @@ async def test_three_replicas_behind_haproxy_survive_losing_one(deployment: Depl
     for name in ("replica2", "replica3"):
         assert stores[name]["embedded"] == 0 and stores[name]["from_store"] == tools, stores
     assert all(s["kind"] == "postgresql" and s["state"] == "ok" for s in stores.values())
+    assert [stores[f"replica{n}"]["search"] for n in (1, 2, 3)] == ["exact", "exact", "hnsw"]
     # Every client answered all its requests; the kill came mid-run.
     assert all(c.answered == REQUESTS_PER_CLIENT for c in clients)
     assert 0 < kill.answered_before < answered
