@@ -145,6 +145,13 @@ def test_a_changed_tool_is_embedded_once_by_one_replica(postgres: Postgres) -> N
         assert (stats.embedded, embedder_a.documents_embedded) == (1, 1)
         assert (again.embedded, embedder_b.documents_embedded) == (0, 0)
         assert retriever.search("convert currency rates", k=1)[0].tool.name == "file_time_0"
+        # The re-index copied the unchanged rows from the last matrix and read the new one:
+        # every vector is where it belongs.
+        local, _ = Retriever.build(changed, HashingEmbedder())
+        for query in ("convert currency rates", "slack alert", "database ticket variant 9"):
+            want = [(r.qualified_name, round(r.score, 5)) for r in local.search(query, k=10)]
+            got = [(r.qualified_name, round(r.score, 5)) for r in retriever.search(query, k=10)]
+            assert got == want
     finally:
         first.close()
         second.close()

@@ -96,6 +96,8 @@ class PostgresStore:
         self._mode = "exact"
         self._error: str | None = None
         self._failed_at = 0.0
+        self._loaded: tuple[str, dict[str, int], Vectors] | None = None
+        """The last exact snapshot's table, rows by fingerprint and matrix (shared with it)."""
 
     # -- connecting -------------------------------------------------------------------------
 
@@ -230,6 +232,7 @@ class PostgresStore:
             from router.store.hnsw import HnswIndex
 
             dense = HnswIndex(self, table, fingerprints, stale)
+            self._loaded = None
         else:
             dense = DenseIndex(self._load(table, fingerprints, embedder.dim))
         self._mode = mode
@@ -388,28 +391,46 @@ class PostgresStore:
                 connection.execute("RESET lock_timeout")
 
     def _load(self, table: str, fingerprints: Sequence[str], dim: int) -> Vectors:
-        """The catalog's vectors, read in chunks straight into their rows of one matrix."""
+        """The catalog's vectors in one matrix. The previous snapshot's rows are copied; only
+        fingerprints it lacked are read, in chunks straight into their rows (so a re-index
+        after one upstream's change reads that upstream's new tools, not the catalog)."""
         from psycopg import sql
 
         rows: dict[str, list[int]] = {}
         for position, fingerprint in enumerate(fingerprints):
             rows.setdefault(fingerprint, []).append(position)
         matrix = np.empty((len(fingerprints), dim), dtype=np.float32)
-        found = 0
-        with self._connection() as connection, connection.transaction():
+        wanted: set[str] = set(rows)
+        previous = self._loaded
+        if previous is not None and previous[0] == table:  # one table: one model's vectors
+            _, held, vectors = previous
+            for fingerprint, placed in rows.items():
+                row = held.get(fingerprint)
+                if row is not None:
+                    matrix[placed] = vectors[row]
+                    wanted.discard(fingerprint)
+        if wanted:
+            everything = len(wanted) == len(rows)
             query = sql.SQL("SELECT fingerprint, embedding FROM {}").format(sql.Identifier(table))
-            with connection.cursor(name="mcp_router_load", binary=True) as cursor:
+            if not everything:
+                query = sql.SQL("{} WHERE fingerprint = ANY(%s)").format(query)
+            params = None if everything else (sorted(wanted),)
+            with (
+                self._connection() as connection,
+                connection.transaction(),
+                connection.cursor(name="mcp_router_load", binary=True) as cursor,
+            ):
                 cursor.itersize = _LOAD_CHUNK
-                for fingerprint, vector in cursor.execute(query):
-                    placed = rows.get(fingerprint)
-                    if placed is not None:
-                        matrix[placed] = vector.to_numpy()
-                        found += 1
-        if found != len(rows):
+                for fingerprint, vector in cursor.execute(query, params):
+                    if fingerprint in wanted:
+                        matrix[rows[fingerprint]] = vector.to_numpy()
+                        wanted.discard(fingerprint)
+        if wanted:
             raise StoreError(
-                f"store {self.where}: {len(rows) - found} tools' vectors vanished from {table} "
+                f"store {self.where}: {len(wanted)} tools' vectors vanished from {table} "
                 "while it was read"
             )
+        self._loaded = (table, {fp: placed[0] for fp, placed in rows.items()}, matrix)
         return matrix
 
 
