@@ -1,6 +1,6 @@
 """Large catalogs: in-process exact search against pgvector's HNSW index in the shared store.
 
-    python -m benchmarks.store_scale [--sizes 20000,100000,250000] [--ef 40,100,200]
+    python -m benchmarks.store_scale [--sizes 20000,100000,250000] [--ef 40,100,200,400]
     python -m benchmarks.store_scale --quick        # tiny sizes, the hashing embedder
     python -m benchmarks.store_scale --table-only   # re-render the README section
 
