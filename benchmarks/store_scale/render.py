@@ -150,7 +150,7 @@ def replica_table(result: dict[str, Any]) -> str:
 
 def store_table(result: dict[str, Any]) -> str:
     lines = [
-        "| tools | of them copies | COPY s | exact: read into memory s | HNSW build s "
+        "| tools | of them copies | first fill s | exact: read into memory s | HNSW build s "
         "| on disk MiB: table / HNSW index |",
         "|---|---|---|---|---|---|",
     ]

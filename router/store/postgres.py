@@ -216,16 +216,8 @@ class PostgresStore:
         on_progress: ProgressCallback | None = None,
     ) -> tuple[DenseSearch, EmbeddingStats]:
         fingerprints = [r.fingerprint for r in records]
-        unique = list(dict.fromkeys(fingerprints))
-        table = self._index_table(embedder)
-        stored = self._stored(table)
-        missing = [fp for fp in unique if fp not in stored]
-        embedded: set[str] = set()
-        if missing:
-            text_of = {r.fingerprint: r.search_text for r in records}
-            embedded = self._fill(table, embedder, missing, text_of, on_progress)
-        stale = len(stored - set(unique))
-        mode = self._choose(len(unique))
+        table, embedded, stale = self._sync(records, embedder, on_progress)
+        mode = self._choose(len(set(fingerprints)))
         dense: DenseSearch
         if mode == "hnsw":
             self._ensure_hnsw(table)
@@ -236,13 +228,46 @@ class PostgresStore:
         else:
             dense = DenseIndex(self._load(table, fingerprints, embedder.dim))
         self._mode = mode
-        done_here = sum(1 for fp in fingerprints if fp in embedded)
+        return dense, self._count(records, embedded)
+
+    def fill(
+        self,
+        records: Sequence[ToolRecord],
+        embedder: Embedder,
+        on_progress: ProgressCallback | None = None,
+    ) -> EmbeddingStats:
+        """Put the catalog's vectors in the store (embedding what neither the store nor the
+        seed cache has), without reading anything back or building the HNSW index (the
+        first replica in `hnsw` mode builds it): `benchmarks.store_scale` times a first
+        fill this way."""
+        _, embedded, _ = self._sync(records, embedder, on_progress)
+        return self._count(records, embedded)
+
+    def _sync(
+        self,
+        records: Sequence[ToolRecord],
+        embedder: Embedder,
+        on_progress: ProgressCallback | None,
+    ) -> tuple[str, set[str], int]:
+        """The index table, what this process embedded into it, and how many of its rows
+        are not this catalog's (stale)."""
+        unique = list(dict.fromkeys(r.fingerprint for r in records))
+        table = self._index_table(embedder)
+        stored = self._stored(table)
+        missing = [fp for fp in unique if fp not in stored]
+        embedded: set[str] = set()
+        if missing:
+            text_of = {r.fingerprint: r.search_text for r in records}
+            embedded = self._fill(table, embedder, missing, text_of, on_progress)
+        return table, embedded, len(stored - set(unique))
+
+    def _count(self, records: Sequence[ToolRecord], embedded: set[str]) -> EmbeddingStats:
+        done_here = sum(1 for r in records if r.fingerprint in embedded)
         self._embedded += len(embedded)
         self._from_store = len(records) - done_here
-        stats = EmbeddingStats(
+        return EmbeddingStats(
             total=len(records), from_cache=len(records) - done_here, embedded=len(embedded)
         )
-        return dense, stats
 
     def _choose(self, tools: int) -> str:
         if self.search != "auto":
@@ -275,19 +300,9 @@ class PostgresStore:
                 )
         return table
 
-    def _stored(self, table: str, among: Sequence[str] | None = None) -> set[str]:
-        from psycopg import sql
-
+    def _stored(self, table: str) -> set[str]:
         with self._connection() as connection:
-            if among is None:
-                query = sql.SQL("SELECT fingerprint FROM {}").format(sql.Identifier(table))
-                rows = connection.execute(query).fetchall()
-            else:
-                query = sql.SQL("SELECT fingerprint FROM {} WHERE fingerprint = ANY(%s)").format(
-                    sql.Identifier(table)
-                )
-                rows = connection.execute(query, (list(among),)).fetchall()
-        return {str(row[0]) for row in rows}
+            return _stored_on(connection, table)
 
     def _fill(
         self,
@@ -300,27 +315,44 @@ class PostgresStore:
         """Put `missing` into the index table, one replica at a time: whoever holds the lock
         copies what the shared cache (or the local `seed` cache) has and embeds the rest;
         whoever waited finds them there. Returns what this process embedded."""
+        import psycopg
         from psycopg import sql
 
         embedded: set[str] = set()
         with self._connection() as connection:
             connection.execute(f"SET lock_timeout = '{_FILL_LOCK_TIMEOUT}'")
-            connection.execute("SELECT pg_advisory_lock(%s)", (_lock_key(table),))
             try:
-                still = [fp for fp in missing if fp not in self._stored(table, missing)]
+                connection.execute("SELECT pg_advisory_lock(%s)", (_lock_key(table),))
+            except psycopg.errors.LockNotAvailable:
+                raise StoreError(
+                    f"store {self.where}: another replica has been filling namespace "
+                    f"{self.namespace!r} for {_FILL_LOCK_TIMEOUT}; this one ranks with BM25 "
+                    "until it is done"
+                ) from None
+            try:
+                present = _stored_on(connection, table, missing)
+                still = [fp for fp in missing if fp not in present]
                 if not still:
                     return embedded
-                insert = sql.SQL(
+                copied = sql.SQL(
                     "INSERT INTO {} (fingerprint, embedding) "
                     "SELECT fingerprint, embedding FROM mcp_router_embeddings "
                     "WHERE model_id = %s AND fingerprint = ANY(%s) ON CONFLICT DO NOTHING"
                 ).format(sql.Identifier(table))
-                connection.execute(insert, (embedder.model_id, still))
-                still = [fp for fp in still if fp not in self._stored(table, still)]
+                connection.execute(copied, (embedder.model_id, still))
+                present = _stored_on(connection, table, still)
+                still = [fp for fp in still if fp not in present]
                 if still and self._seed is not None:
-                    seeded = dict(self._seed.iter_vectors(embedder.model_id, still))
+                    seeded: dict[str, Vectors] = {}
+                    for fingerprint, vector in self._seed.iter_vectors(embedder.model_id, still):
+                        seeded[fingerprint] = vector
+                        if len(seeded) == _LOAD_CHUNK:
+                            self._insert(connection, table, embedder.model_id, seeded)
+                            present.update(seeded)
+                            seeded = {}
                     self._insert(connection, table, embedder.model_id, seeded)
-                    still = [fp for fp in still if fp not in seeded]
+                    present.update(seeded)
+                    still = [fp for fp in still if fp not in present]
                 if on_progress and still:
                     on_progress(0, len(still))
                 for start in range(0, len(still), _BATCH):
@@ -346,23 +378,37 @@ class PostgresStore:
         vectors: Mapping[str, Vectors],
     ) -> None:
         """Into the shared cache and the index table, in one transaction (a batch at a time,
-        so an interrupted fill keeps what it made)."""
+        so an interrupted fill keeps what it made): one binary COPY into a staging table,
+        then two inserts that skip what is there already."""
         from psycopg import sql
 
         if not vectors:
             return
-        rows = [(fp, np.asarray(v, dtype=np.float32)) for fp, v in vectors.items()]
-        with connection.transaction(), connection.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO mcp_router_embeddings (model_id, fingerprint, embedding) "
-                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                [(model_id, fp, v) for fp, v in rows],
+        with connection.transaction():
+            connection.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS mcp_router_staging "
+                "(fingerprint text NOT NULL, embedding vector NOT NULL) ON COMMIT DELETE ROWS"
             )
-            cursor.executemany(
+            with (
+                connection.cursor() as cursor,
+                cursor.copy(
+                    "COPY mcp_router_staging (fingerprint, embedding) FROM STDIN (FORMAT BINARY)"
+                ) as copy,
+            ):
+                copy.set_types(["text", "vector"])
+                for fingerprint, vector in vectors.items():
+                    copy.write_row((fingerprint, np.asarray(vector, dtype=np.float32)))
+            connection.execute(
+                "INSERT INTO mcp_router_embeddings (model_id, fingerprint, embedding) "
+                "SELECT %s, fingerprint, embedding FROM mcp_router_staging "
+                "ON CONFLICT DO NOTHING",
+                (model_id,),
+            )
+            connection.execute(
                 sql.SQL(
-                    "INSERT INTO {} (fingerprint, embedding) VALUES (%s, %s) ON CONFLICT DO NOTHING"
-                ).format(sql.Identifier(table)),
-                rows,
+                    "INSERT INTO {} (fingerprint, embedding) "
+                    "SELECT fingerprint, embedding FROM mcp_router_staging ON CONFLICT DO NOTHING"
+                ).format(sql.Identifier(table))
             )
 
     def _ensure_hnsw(self, table: str) -> None:
@@ -432,6 +478,21 @@ class PostgresStore:
             )
         self._loaded = (table, {fp: placed[0] for fp, placed in rows.items()}, matrix)
         return matrix
+
+
+def _stored_on(
+    connection: psycopg.Connection[Any], table: str, among: Sequence[str] | None = None
+) -> set[str]:
+    """The fingerprints `table` holds (of `among`, if given)."""
+    from psycopg import sql
+
+    query = sql.SQL("SELECT fingerprint FROM {}").format(sql.Identifier(table))
+    if among is None:
+        rows = connection.execute(query).fetchall()
+    else:
+        query = sql.SQL("{} WHERE fingerprint = ANY(%s)").format(query)
+        rows = connection.execute(query, (list(among),)).fetchall()
+    return {str(row[0]) for row in rows}
 
 
 def _lock_key(name: str) -> int:
