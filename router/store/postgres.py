@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,8 @@ _CHECKOUT_TIMEOUT = 3.0
 _RETRY_AFTER = 5.0
 """Once the store failed, uses within this many seconds fail at once (searches rank with
 BM25 alone) instead of each waiting out a connection attempt."""
+_RECONNECT_TIMEOUT = 2.0
+"""Seconds one retry after a failure waits for the database."""
 _FILL_LOCK_TIMEOUT = "15min"
 """How long a replica waits for another that is embedding the same catalog."""
 _STATEMENT_TIMEOUT = "30s"
@@ -91,6 +94,7 @@ class PostgresStore:
         self._seed = seed
         self._pool: ConnectionPool[Any] | None = None
         self.retry_after = _RETRY_AFTER
+        self._reopening = threading.Lock()
         self._embedded = 0
         self._from_store = 0
         self._mode = "exact"
@@ -105,7 +109,6 @@ class PostgresStore:
         """Connect, migrate the schema and open the pool; a clear `StoreError` if the
         database cannot be reached in `connect_timeout` seconds or is not usable."""
         import psycopg
-        from psycopg_pool import ConnectionPool
 
         try:
             with psycopg.connect(
@@ -116,25 +119,31 @@ class PostgresStore:
             raise StoreError(f"store {self.where} is unreachable: {_reason(exc)}") from exc
         if found == 0:
             logger.info("store %s: schema created", self.where)
+        self._pool = self._new_pool(self.connect_timeout)
+        logger.info("store %s: connected (namespace %r)", self.where, self.namespace)
+
+    def _new_pool(self, timeout: float) -> ConnectionPool[Any]:
+        """A pool holding one live connection (or a `StoreError` after `timeout` s)."""
+        from psycopg_pool import ConnectionPool
+
         pool: ConnectionPool[Any] = ConnectionPool(
             self.url,
             min_size=1,
             max_size=_POOL_SIZE,
             open=False,
             timeout=_CHECKOUT_TIMEOUT,
-            kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(timeout))},
             configure=self._configure,
             # A connection the database dropped (a restart) is found at checkout and replaced,
             # not handed to a search to fail.
             check=ConnectionPool.check_connection,
         )
         try:
-            pool.open(wait=True, timeout=self.connect_timeout)
+            pool.open(wait=True, timeout=timeout)
         except Exception as exc:
-            pool.close()
+            pool.close(timeout=0)
             raise StoreError(f"store {self.where} is unreachable: {_reason(exc)}") from exc
-        self._pool = pool
-        logger.info("store %s: connected (namespace %r)", self.where, self.namespace)
+        return pool
 
     def _configure(self, connection: psycopg.Connection[Any]) -> None:
         from pgvector.psycopg import register_vector
@@ -155,12 +164,9 @@ class PostgresStore:
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        if self._pool is None:
-            raise StoreError(f"store {self.where} is not open")
-        if self._error is not None and time.monotonic() - self._failed_at < self.retry_after:
-            raise StoreError(f"store {self.where} is unreachable: {self._error}")
+        pool = self._usable_pool()
         try:
-            with self._pool.connection() as connection:
+            with pool.connection() as connection:
                 yield connection
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self._failed(exc)
@@ -172,6 +178,33 @@ class PostgresStore:
             if self._error is not None:
                 logger.info("store %s: reachable again", self.where)
             self._error = None
+
+    def _usable_pool(self) -> ConnectionPool[Any]:
+        """The pool; after a failure, a fresh one once `retry_after` has passed. The pool's
+        own reconnection backs off for minutes, so a database that is back would wait for
+        it; a new pool connects at once, or fails fast and the store stays down."""
+        if self._pool is None:
+            raise StoreError(f"store {self.where} is not open")
+        if self._error is None:
+            return self._pool
+        down = StoreError(f"store {self.where} is unreachable: {self._error}")
+        if time.monotonic() - self._failed_at < self.retry_after:
+            raise down
+        if not self._reopening.acquire(blocking=False):
+            raise down  # another thread is trying: this search does not wait for it
+        try:
+            if self._error is None:
+                return self._pool
+            try:
+                fresh = self._new_pool(_RECONNECT_TIMEOUT)
+            except StoreError as exc:
+                self._failed(exc)
+                raise
+            stale, self._pool = self._pool, fresh
+            stale.close(timeout=0)
+            return fresh
+        finally:
+            self._reopening.release()
 
     def _failed(self, exc: BaseException) -> None:
         if self._error is None:
