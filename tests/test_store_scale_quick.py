@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.store_scale import cli, corpus, render
 from benchmarks.suite.readme import replace_between
+from router.config import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
 from tests.postgres import postgres_bin
 
 SIZE = 900  # past the quick corpus's real tools (about 800), so copies are in it too
@@ -62,3 +63,14 @@ def test_readme_section_is_the_committed_result_rendered() -> None:
     result = json.loads(cli.OUT.read_text(encoding="utf-8"))
     text = cli.README.read_text(encoding="utf-8")
     assert replace_between(text, render.START, render.END, render.section(result)) == text
+
+
+def test_the_store_defaults_are_the_committed_recommendation() -> None:
+    """`router.store`'s defaults come from the measured figures, not from a guess."""
+    result = json.loads(cli.OUT.read_text(encoding="utf-8"))
+    choice = result["recommendation"]
+    assert choice["ef_search_within_tolerance"]
+    assert (
+        choice["switch_over_tools"],
+        choice["ef_search"],
+    ) == (DEFAULT_EXACT_MAX_TOOLS, DEFAULT_EF_SEARCH)

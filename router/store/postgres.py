@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from router.catalog import ToolRecord
+from router.config import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback
@@ -79,8 +80,8 @@ class PostgresStore:
         *,
         namespace: str = "default",
         search: SearchChoice = "auto",
-        exact_max_tools: int = 100_000,
-        ef_search: int = 100,
+        exact_max_tools: int = DEFAULT_EXACT_MAX_TOOLS,
+        ef_search: int = DEFAULT_EF_SEARCH,
         connect_timeout: float = 10.0,
         seed: EmbeddingCache | None = None,
     ) -> None:
