@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 
 from router.catalog import Catalog, ToolSpec
 from router.config import parse_config
@@ -23,7 +24,7 @@ from router.embedding.indexing import embed_records
 from router.errors import StoreError
 from router.retrieval.retriever import Retriever
 from router.store.opening import open_store
-from router.store.postgres import PostgresStore, redact
+from router.store.postgres import PRUNE_AFTER_DAYS, PostgresStore, redact
 from router.store.schema import SCHEMA_VERSION
 from tests.postgres import Postgres, running_postgres
 
@@ -223,7 +224,8 @@ def test_schema_is_versioned_and_a_newer_one_refused(postgres: Postgres) -> None
             (str(SCHEMA_VERSION + 1),),
         )
     try:
-        with pytest.raises(StoreError, match=r"schema version 2 is newer .* upgrade mcp-router"):
+        newer = rf"schema version {SCHEMA_VERSION + 1} is newer .* upgrade mcp-router"
+        with pytest.raises(StoreError, match=newer):
             _store(postgres.url, "any")
     finally:
         with psycopg.connect(postgres.url, autocommit=True) as connection:
@@ -277,3 +279,82 @@ def test_searches_survive_the_store_going_away_and_coming_back() -> None:
             assert store.status().state == "ok"
         finally:
             store.close()
+
+
+def _index_table(url: str, namespace: str) -> str:
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT table_name FROM mcp_router_indexes WHERE namespace = %s", (namespace,)
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def _ages(url: str, table: str) -> dict[str, int]:
+    """Days since each row's tool was last served, by fingerprint."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        rows = connection.execute(
+            sql.SQL("SELECT fingerprint, current_date - last_seen FROM {}").format(
+                sql.Identifier(table)
+            )
+        ).fetchall()
+    return {str(fp): int(age) for fp, age in rows}
+
+
+def _age_all(url: str, table: str, days: int) -> None:
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("UPDATE {} SET last_seen = current_date - %s").format(sql.Identifier(table)),
+            (days,),
+        )
+
+
+def test_tools_no_replica_serves_for_a_week_are_pruned(postgres: Postgres) -> None:
+    namespace = uuid.uuid4().hex
+    everything = Catalog.from_specs(_specs(40, salt=namespace))
+    still_listed = Catalog.from_specs(_specs(25, salt=namespace))
+    first, second = _store(postgres.url, namespace), _store(postgres.url, namespace)
+    try:
+        Retriever.build(everything, HashingEmbedder(), store=first)
+        table = _index_table(postgres.url, namespace)
+        _age_all(postgres.url, table, PRUNE_AFTER_DAYS + 1)  # a week and a day pass
+        Retriever.build(still_listed, HashingEmbedder(), store=second)
+        ages = _ages(postgres.url, table)
+        assert set(ages) == {r.fingerprint for r in still_listed.records}
+        assert set(ages.values()) == {0}
+        # Within the week nothing goes, and a long-lived replica's daily touch keeps its own.
+        _age_all(postgres.url, table, PRUNE_AFTER_DAYS - 1)
+        first.touch(still_listed.records[:10])
+        ages = _ages(postgres.url, table)
+        assert len(ages) == 25
+        assert sorted(ages.values()) == [0] * 10 + [PRUNE_AFTER_DAYS - 1] * 15
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_version_1_store_is_migrated_in_place(postgres: Postgres) -> None:
+    namespace = uuid.uuid4().hex
+    catalog = Catalog.from_specs(_specs(30, salt=namespace))
+    store = _store(postgres.url, namespace)
+    Retriever.build(catalog, HashingEmbedder(), store=store)
+    store.close()
+    table = _index_table(postgres.url, namespace)
+    with psycopg.connect(postgres.url, autocommit=True) as connection:  # as version 1 left it
+        connection.execute(
+            sql.SQL("ALTER TABLE {} DROP COLUMN last_seen").format(sql.Identifier(table))
+        )
+        connection.execute("UPDATE mcp_router_meta SET value = '1' WHERE key = 'schema_version'")
+    again = _store(postgres.url, namespace)
+    embedder = HashingEmbedder()
+    try:
+        _, stats = Retriever.build(catalog, embedder, store=again)
+        assert (stats.embedded, embedder.documents_embedded) == (0, 0)  # nothing lost
+        assert set(_ages(postgres.url, table).values()) == {0}
+        with psycopg.connect(postgres.url, autocommit=True) as connection:
+            row = connection.execute(
+                "SELECT value FROM mcp_router_meta WHERE key = 'schema_version'"
+            ).fetchone()
+        assert row == (str(SCHEMA_VERSION),)
+    finally:
+        again.close()

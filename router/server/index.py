@@ -8,6 +8,7 @@ new or changed tools are embedded. Readers always see a complete snapshot, swapp
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
 logger = logging.getLogger(__name__)
 
 STORE_RETRY_SECONDS = 5
+TOUCH_INTERVAL_SECONDS = 6 * 3600
+"""How often a live index tells the store its tools are still served (it prunes after 7 days)."""
 """How soon a rebuild that found the shared store down tries it again."""
 
 
@@ -110,6 +113,11 @@ class LiveIndex:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Rebuild whenever tools were submitted; run this in the server's task group."""
         task_status.started()
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._still_serving)
+            await self._rebuild_when_changed()
+
+    async def _rebuild_when_changed(self) -> None:
         while True:
             if self._store_failed:  # the store was down: try again soon, changed or not
                 with anyio.move_on_after(STORE_RETRY_SECONDS):
@@ -118,6 +126,17 @@ class LiveIndex:
                 await self._dirty.wait()
             self._dirty = anyio.Event()
             await self.rebuild()
+
+    async def _still_serving(self) -> None:
+        """Tell the store, daily, that this snapshot's tools are still served: a shared
+        store prunes tools no replica served for a week."""
+        while True:
+            await anyio.sleep(TOUCH_INTERVAL_SECONDS)
+            records = self._snapshot.catalog.records
+            if records and self._embedder is not None:
+                # A failure is the store's to log; the next touch, or a rebuild, tries again.
+                with contextlib.suppress(StoreError):
+                    await anyio.to_thread.run_sync(self.store.touch, records)
 
     async def rebuild(self) -> Snapshot:
         """Build a snapshot of the submitted tools now (a no-op if nothing changed)."""

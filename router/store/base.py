@@ -55,6 +55,10 @@ class VectorStore(Protocol):
 
     def status(self) -> StoreStatus: ...
 
+    def touch(self, records: Sequence[ToolRecord]) -> None:
+        """Say the catalog's tools are still served (a shared store prunes the others)."""
+        ...
+
     def shared_secret(self, name: str) -> bytes | None:
         """A key every replica of this store reads alike (None: this process's own)."""
         ...

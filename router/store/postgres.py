@@ -53,6 +53,9 @@ _CHECKOUT_TIMEOUT = 3.0
 _RETRY_AFTER = 5.0
 """Once the store failed, uses within this many seconds fail at once (searches rank with
 BM25 alone) instead of each waiting out a connection attempt."""
+PRUNE_AFTER_DAYS = 7
+"""Rows no replica served for this many days are deleted: tools gone from every upstream.
+A live replica marks its rows every day (`touch`), however long it runs without a change."""
 _RECONNECT_TIMEOUT = 2.0
 """Seconds one retry after a failure waits for the database."""
 _FILL_LOCK_TIMEOUT = "15min"
@@ -101,6 +104,7 @@ class PostgresStore:
         self._mode = "exact"
         self._error: str | None = None
         self._failed_at = 0.0
+        self._table: str | None = None
         self._loaded: tuple[str, dict[str, int], Vectors] | None = None
         """The last exact snapshot's table, rows by fingerprint and matrix (shared with it)."""
 
@@ -293,7 +297,42 @@ class PostgresStore:
         if missing:
             text_of = {r.fingerprint: r.search_text for r in records}
             embedded = self._fill(table, embedder, missing, text_of, on_progress)
+        self._table = table
+        self._remember(table, unique)
         return table, embedded, len(stored - set(unique))
+
+    def touch(self, records: Sequence[ToolRecord]) -> None:
+        """Mark the catalog's rows as served today (a long-lived replica calls it daily,
+        `LiveIndex`), so another replica's pruning never takes a tool still in use."""
+        if self._table is not None:
+            self._remember(self._table, [r.fingerprint for r in records])
+
+    def _remember(self, table: str, fingerprints: Sequence[str]) -> None:
+        """Rows of `fingerprints` served today; rows no replica served for
+        `PRUNE_AFTER_DAYS` deleted (tools gone from every upstream: stale HNSW candidates)."""
+        from psycopg import sql
+
+        with self._connection() as connection:
+            connection.execute(
+                sql.SQL(
+                    "UPDATE {} SET last_seen = current_date "
+                    "WHERE last_seen < current_date AND fingerprint = ANY(%s)"
+                ).format(sql.Identifier(table)),
+                (list(fingerprints),),
+            )
+            pruned = connection.execute(
+                sql.SQL("DELETE FROM {} WHERE last_seen < current_date - %s").format(
+                    sql.Identifier(table)
+                ),
+                (PRUNE_AFTER_DAYS,),
+            ).rowcount
+        if pruned:
+            logger.info(
+                "store %s: pruned %d tools no replica served for %d days",
+                self.where,
+                pruned,
+                PRUNE_AFTER_DAYS,
+            )
 
     def _count(self, records: Sequence[ToolRecord], embedded: set[str]) -> EmbeddingStats:
         done_here = sum(1 for r in records if r.fingerprint in embedded)

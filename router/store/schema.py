@@ -10,11 +10,13 @@ Tables:
   what `embeddings.sqlite3` is for a single process.
 - `mcp_router_indexes`: one row per (namespace, model): the table that holds that catalog's
   vectors, typed `vector(dim)` so pgvector can index it with HNSW.
-- one such index table per (namespace, model), made when a router first indexes it.
+- one such index table per (namespace, model), made when a router first indexes it; each
+  row remembers the day a replica last served its tool (`last_seen`, since version 2).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from psycopg import sql
@@ -24,11 +26,26 @@ from router.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+Step = Callable[["psycopg.Connection[tuple[object, ...]]"], None]
+
+
+def _index_tables_remember_use(connection: psycopg.Connection[tuple[object, ...]]) -> None:
+    """2: each index table's rows carry the day a replica last served that tool, so rows
+    no replica has served for `PRUNE_AFTER_DAYS` can go (they would cost HNSW candidates)."""
+    for (table,) in connection.execute("SELECT table_name FROM mcp_router_indexes").fetchall():
+        connection.execute(
+            sql.SQL(
+                "ALTER TABLE {} ADD COLUMN IF NOT EXISTS last_seen date NOT NULL "
+                "DEFAULT current_date"
+            ).format(sql.Identifier(str(table)))
+        )
+
+
+MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
     1: (
         """CREATE TABLE mcp_router_embeddings (
             model_id text NOT NULL,
@@ -44,6 +61,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             created_at timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (namespace, model_id))""",
     ),
+    2: (_index_tables_remember_use,),
 }
 
 HNSW_M = 16
@@ -74,8 +92,11 @@ def migrate(connection: psycopg.Connection[tuple[object, ...]], where: str) -> i
                 "replicas run."
             )
         for version in range(found + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version]:
-                connection.execute(statement)
+            for step in MIGRATIONS[version]:
+                if isinstance(step, str):
+                    connection.execute(step)
+                else:
+                    step(connection)
         if found < SCHEMA_VERSION:
             connection.execute(
                 "INSERT INTO mcp_router_meta VALUES ('schema_version', %s) "
@@ -105,7 +126,8 @@ def _ensure_pgvector(connection: psycopg.Connection[tuple[object, ...]], where: 
 def index_table_ddl(table: str, dim: int) -> sql.Composed:
     return sql.SQL(
         "CREATE TABLE IF NOT EXISTS {} ("
-        "fingerprint text PRIMARY KEY, embedding vector({}) NOT NULL)"
+        "fingerprint text PRIMARY KEY, embedding vector({}) NOT NULL, "
+        "last_seen date NOT NULL DEFAULT current_date)"
     ).format(sql.Identifier(table), sql.Literal(dim))
 
 
