@@ -294,9 +294,10 @@ def _ages(url: str, table: str) -> dict[str, int]:
     """Days since each row's tool was last served, by fingerprint."""
     with psycopg.connect(url, autocommit=True) as connection:
         rows = connection.execute(
-            sql.SQL("SELECT fingerprint, current_date - last_seen FROM {}").format(
-                sql.Identifier(table)
-            )
+            sql.SQL(
+                "SELECT t.fingerprint, current_date - s.last_seen FROM {} t JOIN {} s USING "
+                "(fingerprint)"
+            ).format(sql.Identifier(table), sql.Identifier(f"{table}_seen"))
         ).fetchall()
     return {str(fp): int(age) for fp, age in rows}
 
@@ -304,7 +305,9 @@ def _ages(url: str, table: str) -> dict[str, int]:
 def _age_all(url: str, table: str, days: int) -> None:
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(
-            sql.SQL("UPDATE {} SET last_seen = current_date - %s").format(sql.Identifier(table)),
+            sql.SQL("UPDATE {} SET last_seen = current_date - %s").format(
+                sql.Identifier(f"{table}_seen")
+            ),
             (days,),
         )
 
@@ -341,9 +344,7 @@ def test_a_version_1_store_is_migrated_in_place(postgres: Postgres) -> None:
     store.close()
     table = _index_table(postgres.url, namespace)
     with psycopg.connect(postgres.url, autocommit=True) as connection:  # as version 1 left it
-        connection.execute(
-            sql.SQL("ALTER TABLE {} DROP COLUMN last_seen").format(sql.Identifier(table))
-        )
+        connection.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(f"{table}_seen")))
         connection.execute("UPDATE mcp_router_meta SET value = '1' WHERE key = 'schema_version'")
     again = _store(postgres.url, namespace)
     embedder = HashingEmbedder()

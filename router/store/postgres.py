@@ -14,6 +14,7 @@ event loop, and the retriever stays one synchronous code path for every store.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import logging
 import secrets
@@ -34,7 +35,7 @@ from router.embedding.indexing import EmbeddingStats, ProgressCallback
 from router.errors import StoreError
 from router.retrieval.dense import DenseIndex, DenseSearch
 from router.store.base import StoreStatus
-from router.store.schema import hnsw_ddl, index_table_ddl, migrate
+from router.store.schema import hnsw_ddl, index_table_ddl, migrate, seen_table, seen_table_ddl
 
 if TYPE_CHECKING:
     import psycopg
@@ -105,6 +106,8 @@ class PostgresStore:
         self._error: str | None = None
         self._failed_at = 0.0
         self._table: str | None = None
+        self._remembered: tuple[tuple[str, datetime.date] | None, set[str]] = (None, set())
+        """The fingerprints marked as served today in which table (`_remember`)."""
         self._loaded: tuple[str, dict[str, int], Vectors] | None = None
         """The last exact snapshot's table, rows by fingerprint and matrix (shared with it)."""
 
@@ -305,27 +308,41 @@ class PostgresStore:
         """Mark the catalog's rows as served today (a long-lived replica calls it daily,
         `LiveIndex`), so another replica's pruning never takes a tool still in use."""
         if self._table is not None:
-            self._remember(self._table, [r.fingerprint for r in records])
+            self._remember(self._table, [r.fingerprint for r in records], again=True)
 
-    def _remember(self, table: str, fingerprints: Sequence[str]) -> None:
+    def _remember(self, table: str, fingerprints: Sequence[str], again: bool = False) -> None:
         """Rows of `fingerprints` served today; rows no replica served for
-        `PRUNE_AFTER_DAYS` deleted (tools gone from every upstream: stale HNSW candidates)."""
+        `PRUNE_AFTER_DAYS` deleted (tools gone from every upstream: stale HNSW candidates).
+        A rebuild skips what this process marked today already; `again` (the periodic touch)
+        writes them all."""
         from psycopg import sql
 
-        with self._connection() as connection:
+        today = datetime.date.today()
+        if again or self._remembered[0] != (table, today):
+            self._remembered = ((table, today), set())
+        done = self._remembered[1]
+        fresh = [fp for fp in fingerprints if fp not in done]
+        if not fresh:
+            return  # once a day per tool is enough: a rebuild at 250k tools costs no 1.3 s
+        seen = sql.Identifier(seen_table(table))
+        with self._connection() as connection, connection.transaction():
             connection.execute(
                 sql.SQL(
-                    "UPDATE {} SET last_seen = current_date "
-                    "WHERE last_seen < current_date AND fingerprint = ANY(%s)"
-                ).format(sql.Identifier(table)),
-                (list(fingerprints),),
+                    "INSERT INTO {seen} AS s (fingerprint) SELECT unnest(%s::text[]) "
+                    "ON CONFLICT (fingerprint) DO UPDATE SET last_seen = current_date "
+                    "WHERE s.last_seen < current_date"
+                ).format(seen=seen),
+                (fresh,),
             )
             pruned = connection.execute(
-                sql.SQL("DELETE FROM {} WHERE last_seen < current_date - %s").format(
-                    sql.Identifier(table)
-                ),
+                sql.SQL(
+                    "WITH gone AS (DELETE FROM {seen} WHERE last_seen < current_date - %s "
+                    "RETURNING fingerprint) "
+                    "DELETE FROM {table} WHERE fingerprint IN (SELECT fingerprint FROM gone)"
+                ).format(seen=seen, table=sql.Identifier(table)),
                 (PRUNE_AFTER_DAYS,),
             ).rowcount
+        done.update(fresh)
         if pruned:
             logger.info(
                 "store %s: pruned %d tools no replica served for %d days",
@@ -365,6 +382,7 @@ class PostgresStore:
                     f"vectors of {model_id}, which now gives {embedder.dim}"
                 )
             connection.execute(index_table_ddl(table, embedder.dim))
+            connection.execute(seen_table_ddl(table))
             if row is None:
                 connection.execute(
                     "INSERT INTO mcp_router_indexes (namespace, model_id, dim, table_name) "

@@ -10,8 +10,8 @@ Tables:
   what `embeddings.sqlite3` is for a single process.
 - `mcp_router_indexes`: one row per (namespace, model): the table that holds that catalog's
   vectors, typed `vector(dim)` so pgvector can index it with HNSW.
-- one such index table per (namespace, model), made when a router first indexes it; each
-  row remembers the day a replica last served its tool (`last_seen`, since version 2).
+- one such index table per (namespace, model), made when a router first indexes it, and
+  beside it (since version 2) `<table>_seen`: the day a replica last served each tool.
 """
 
 from __future__ import annotations
@@ -34,14 +34,16 @@ Step = Callable[["psycopg.Connection[tuple[object, ...]]"], None]
 
 
 def _index_tables_remember_use(connection: psycopg.Connection[tuple[object, ...]]) -> None:
-    """2: each index table's rows carry the day a replica last served that tool, so rows
-    no replica has served for `PRUNE_AFTER_DAYS` can go (they would cost HNSW candidates)."""
+    """2: beside each index table, the day a replica last served each tool, so rows no
+    replica has served for a week can go (they would cost HNSW candidates). A table of its
+    own: updating a column of the vector table would re-insert every row into the HNSW
+    index each day."""
     for (table,) in connection.execute("SELECT table_name FROM mcp_router_indexes").fetchall():
+        connection.execute(seen_table_ddl(str(table)))
         connection.execute(
             sql.SQL(
-                "ALTER TABLE {} ADD COLUMN IF NOT EXISTS last_seen date NOT NULL "
-                "DEFAULT current_date"
-            ).format(sql.Identifier(str(table)))
+                "INSERT INTO {} (fingerprint) SELECT fingerprint FROM {} ON CONFLICT DO NOTHING"
+            ).format(sql.Identifier(seen_table(str(table))), sql.Identifier(str(table)))
         )
 
 
@@ -126,8 +128,7 @@ def _ensure_pgvector(connection: psycopg.Connection[tuple[object, ...]], where: 
 def index_table_ddl(table: str, dim: int) -> sql.Composed:
     return sql.SQL(
         "CREATE TABLE IF NOT EXISTS {} ("
-        "fingerprint text PRIMARY KEY, embedding vector({}) NOT NULL, "
-        "last_seen date NOT NULL DEFAULT current_date)"
+        "fingerprint text PRIMARY KEY, embedding vector({}) NOT NULL)"
     ).format(sql.Identifier(table), sql.Literal(dim))
 
 
@@ -141,3 +142,14 @@ def hnsw_ddl(table: str) -> sql.Composed:
         sql.Literal(HNSW_M),
         sql.Literal(HNSW_EF_CONSTRUCTION),
     )
+
+
+def seen_table(table: str) -> str:
+    return f"{table}_seen"
+
+
+def seen_table_ddl(table: str) -> sql.Composed:
+    return sql.SQL(
+        "CREATE TABLE IF NOT EXISTS {} ("
+        "fingerprint text PRIMARY KEY, last_seen date NOT NULL DEFAULT current_date)"
+    ).format(sql.Identifier(seen_table(table)))
