@@ -9,7 +9,6 @@ import logging
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from benchmarks.store_scale import corpus, render, run
 from benchmarks.store_scale.replica import MODES, make_embedder
 from benchmarks.store_scale.search import WARM
 from benchmarks.suite.readme import replace_between
+from benchmarks.suite.report import code_state
 from router.store.schema import HNSW_EF_CONSTRUCTION, HNSW_M
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -70,29 +70,6 @@ def parser() -> argparse.ArgumentParser:
     add("--no-readme", action="store_true", help="leave benchmarks/README.md alone")
     add("--table-only", action="store_true", help="re-render the README section from the JSON")
     return parser
-
-
-def _git(*args: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return done.stdout.strip()
-
-
-def code_state() -> dict[str, Any]:
-    dirty = [
-        line[3:]
-        for line in _git("status", "--porcelain", "--untracked-files=all").splitlines()
-        if line[3:].startswith(MEASURED_CODE)
-    ]
-    return {
-        "commit": _git("rev-parse", "--short", "HEAD") or None,
-        "code_commit": _git("log", "-1", "--format=%h", "--", *MEASURED_CODE) or None,
-        "uncommitted_changes": dirty,
-    }
 
 
 def update_readme(result: dict[str, Any]) -> None:
@@ -148,7 +125,7 @@ def measure(args: argparse.Namespace, argv: list[str], scratch: Path) -> dict[st
 
     started = time.perf_counter()
     load_before = round(os.getloadavg()[0], 2)
-    code = code_state()
+    code = code_state(MEASURED_CODE, untracked=True)
     source = corpus.load_source(args.data, sets, queries, args.seed, limit=limit)
     embedder = make_embedder(model)
     embedder.load()

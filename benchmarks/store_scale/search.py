@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.suite.bootstrap import paired_margin
+from benchmarks.suite.measure import percentiles
 from router.embedding.base import Vectors
 from router.evaluation import ResolvedQuery, score_ranking
 from router.retrieval.dense import DenseSearch
@@ -44,18 +45,6 @@ class _Run:
     recall5: list[float] = field(default_factory=list)
     recall10: list[float] = field(default_factory=list)
     dense_recall5: list[float] = field(default_factory=list)
-
-
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    data = np.asarray(values, dtype=np.float64)
-    if data.size == 0:
-        return {"p50": 0.0, "p99": 0.0, "mean": 0.0, "max": 0.0}
-    return {
-        "p50": round(float(np.percentile(data, 50)), 3),
-        "p99": round(float(np.percentile(data, 99)), 3),
-        "mean": round(float(data.mean()), 3),
-        "max": round(float(data.max()), 3),
-    }
 
 
 def run(

@@ -32,18 +32,21 @@ def _git(*args: str) -> str:
 MEASURED_CODE = ("router/", "benchmarks/suite/", "models/")
 
 
-def code_state() -> dict[str, Any]:
+def code_state(
+    measured: tuple[str, ...] = MEASURED_CODE, untracked: bool = False
+) -> dict[str, Any]:
     """The code a run measures, read when it starts: HEAD, the last commit that changed
-    the measured code (`router/`, `benchmarks/suite/`, `models/`), and uncommitted changes
-    to it."""
+    the measured code (by default `router/`, `benchmarks/suite/`, `models/`), and uncommitted
+    changes to it (new files too, with `untracked`)."""
+    listing = "--untracked-files=" + ("all" if untracked else "no")
     dirty = [
         line[3:]
-        for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()
-        if line[3:].startswith(MEASURED_CODE)
+        for line in _git("status", "--porcelain", listing).splitlines()
+        if line[3:].startswith(measured)
     ]
     return {
         "commit": _git("rev-parse", "--short", "HEAD") or None,
-        "code_commit": _git("log", "-1", "--format=%h", "--", *MEASURED_CODE) or None,
+        "code_commit": _git("log", "-1", "--format=%h", "--", *measured) or None,
         "uncommitted_changes": dirty,
     }
 

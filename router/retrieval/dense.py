@@ -35,11 +35,6 @@ class DenseSearch(Protocol):
     """The dense signal of one catalog snapshot, tool positions as in its catalog."""
 
     @property
-    def size(self) -> int:
-        """How many tools it ranks."""
-        ...
-
-    @property
     def exact(self) -> bool:
         """Whether every tool is scored (else only the best and those asked for)."""
         ...
@@ -84,10 +79,6 @@ class DenseIndex:
 
     def search(self, query: Vectors, n: int) -> Ranking:
         return top_n(self.scores(query), n)
-
-    @property
-    def size(self) -> int:
-        return int(self.vectors.shape[0])
 
     @property
     def exact(self) -> bool:

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from router.catalog import Catalog, ToolRecord
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
-from router.embedding.indexing import EmbeddingStats, ProgressCallback, embed_records
+from router.embedding.indexing import EmbeddingStats, ProgressCallback
 from router.errors import RouterError, StoreError
 from router.retrieval.decompose import split_steps
 from router.retrieval.dense import DenseIndex, DenseSearch, top_n
@@ -23,6 +23,7 @@ from router.retrieval.lexical import LexicalIndex
 from router.retrieval.servers import ServerNames
 from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey
+from router.store.local import LocalStore
 
 if TYPE_CHECKING:
     from router.store.base import VectorStore
@@ -95,11 +96,9 @@ class Retriever:
         if embedder is None:
             stats = EmbeddingStats(total=len(catalog), from_cache=0, embedded=0)
             return cls(catalog, None, None, pins=pins, ranking=ranking), stats
-        if store is not None:
-            dense, stats = store.index(catalog.records, embedder, on_progress)
-            return cls(catalog, embedder, dense, pins=pins, ranking=ranking), stats
-        vectors, stats = embed_records(catalog.records, embedder, cache, on_progress)
-        return cls(catalog, embedder, vectors, pins=pins, ranking=ranking), stats
+        store = store or LocalStore(cache)
+        dense, stats = store.index(catalog.records, embedder, on_progress)
+        return cls(catalog, embedder, dense, pins=pins, ranking=ranking), stats
 
     def with_ranking(self, ranking: Ranking) -> Retriever:
         """The same indexes, hybrid results ordered another way (to compare rankings)."""
@@ -232,14 +231,16 @@ class Retriever:
         if bm25_top is not None:
             wanted.update(bm25_top.tolist())
         if lift and self.ranking.usage_bonus:
-            for server, name in lift:
-                record = self.catalog.by_key(server, name)
-                if record is not None:
-                    wanted.add(self.catalog.position(record.qualified_name))
+            wanted.update(p for p in map(self._position_of, lift) if p is not None)
         if self.ranking.named_server_bonus:
             for server in self._servers.named(query):
                 wanted.update(self._server_tools[server])
         return wanted
+
+    def _position_of(self, key: ToolKey) -> int | None:
+        """The catalog position of a (server, tool) the usage memory names, if still here."""
+        record = self.catalog.by_key(*key)
+        return None if record is None else self.catalog.position(record.qualified_name)
 
     def _fuse(
         self,
@@ -271,10 +272,9 @@ class Retriever:
             return
         scale = max(scores.values())
         if ranking.usage_bonus:
-            for (server, name), strength in lift.items():
-                record = self.catalog.by_key(server, name)
-                if record is not None:
-                    position = self.catalog.position(record.qualified_name)
+            for key, strength in lift.items():
+                position = self._position_of(key)
+                if position is not None:
                     bonus = ranking.usage_bonus * strength * scale
                     scores[position] = scores.get(position, 0.0) + bonus
         if ranking.named_server_bonus:

@@ -48,10 +48,6 @@ class HnswIndex:
             "WHERE fingerprint = ANY(%(also)s))"
         ).format(table=sql.Identifier(table))
 
-    @property
-    def size(self) -> int:
-        return self._size
-
     def rank(
         self, query: Vectors, depth: int, also: Collection[int] = ()
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]:
