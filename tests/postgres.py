@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 START_TIMEOUT = 30.0
 _SERVICE_USER = "pgserver"
@@ -77,7 +78,7 @@ class Postgres:
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
-            user=_user(),
+            **_as_service_user(),
             start_new_session=True,
         )
         log.close()
@@ -126,6 +127,14 @@ def _user() -> str | None:
     return _SERVICE_USER
 
 
+def _as_service_user() -> dict[str, Any]:
+    """subprocess options that run a child as the service user, with its own group too: a
+    child keeping root's group would be refused by a folder open to others but not to the
+    group (a checkout under `mktemp -d`, drwx-----x once traversable)."""
+    user = _user()
+    return {} if user is None else {"user": user, "group": user, "extra_groups": []}
+
+
 def _traversable(path: Path) -> None:
     """Let the service user reach the binaries: a checkout under a private home (0700) would
     hide them. Only the search bit is added, and only where it is missing."""
@@ -168,7 +177,7 @@ def running_postgres(port: int | None = None) -> Iterator[Postgres]:
         ],
         check=True,
         capture_output=True,
-        user=user,
+        **_as_service_user(),
     )
     server = Postgres(bin_dir, data, port or _free_port())
     try:
