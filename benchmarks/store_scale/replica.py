@@ -83,10 +83,10 @@ def _reset_peak() -> bool:
 
 def run(spec: ReplicaSpec) -> dict[str, Any]:
     from router.embedding.cache import EmbeddingCache
-    from router.retrieval.dense import DenseSearch
     from router.retrieval.retriever import Retriever
     from router.store.local import LocalStore
     from router.store.postgres import PostgresStore
+    from router.vectors.dense import DenseSearch
 
     started = time.perf_counter()
     source = corpus.load_source(

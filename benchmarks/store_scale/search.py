@@ -19,8 +19,8 @@ from benchmarks.suite.bootstrap import paired_margin
 from benchmarks.suite.measure import percentiles
 from router.embedding.base import Vectors
 from router.evaluation import ResolvedQuery, score_ranking
-from router.retrieval.dense import DenseSearch
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
+from router.vectors.dense import DenseSearch
 
 WARM = 10
 TOP = 5

@@ -13,7 +13,7 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
 from router.catalog import split_identifier
-from router.retrieval.dense import Ranking, top_n
+from router.vectors.dense import Ranking, top_n
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
 _STOPWORDS = frozenset(STOPWORDS_EN)

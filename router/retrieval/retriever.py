@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -16,17 +15,14 @@ from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback
 from router.errors import RouterError, StoreError
 from router.retrieval.decompose import split_steps
-from router.retrieval.dense import DenseIndex, DenseSearch, top_n
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.lexical import LexicalIndex
 from router.retrieval.servers import ServerNames
 from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey
-from router.store.local import LocalStore
-
-if TYPE_CHECKING:
-    from router.store.base import VectorStore
+from router.vectors.dense import DenseIndex, DenseSearch, top_n
+from router.vectors.indexing import DenseIndexer, exact_index
 
 __all__ = ["CANDIDATE_DEPTH", "Ranking", "Retriever", "SearchMode", "ToolTokens"]
 
@@ -89,15 +85,19 @@ class Retriever:
         pins: Iterable[str] = (),
         on_progress: ProgressCallback | None = None,
         ranking: Ranking = DEFAULT,
-        store: VectorStore | None = None,
+        store: DenseIndexer | None = None,
     ) -> tuple[Retriever, EmbeddingStats]:
         """Embed what the cache (or `store`) lacks and index everything (blocking: run in a
-        thread). With a shared `store`, its vectors and its index serve the dense signal."""
+        thread). With a `store` (`router.store`), its vectors and its index serve the dense
+        signal; without one, an exact scan over the vectors of `cache`."""
         if embedder is None:
             stats = EmbeddingStats(total=len(catalog), from_cache=0, embedded=0)
             return cls(catalog, None, None, pins=pins, ranking=ranking), stats
-        store = store or LocalStore(cache)
-        dense, stats = store.index(catalog.records, embedder, on_progress)
+        dense: DenseSearch
+        if store is None:
+            dense, stats = exact_index(catalog.records, embedder, cache, on_progress)
+        else:
+            dense, stats = store.index(catalog.records, embedder, on_progress)
         return cls(catalog, embedder, dense, pins=pins, ranking=ranking), stats
 
     def with_ranking(self, ranking: Ranking) -> Retriever:

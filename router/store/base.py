@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-if TYPE_CHECKING:  # numpy loads with the first index build, not with the server
+from router.vectors.indexing import DenseIndexer
+
+if TYPE_CHECKING:
     from router.catalog import ToolRecord
-    from router.embedding.base import Embedder
-    from router.embedding.indexing import EmbeddingStats, ProgressCallback
-    from router.retrieval.dense import DenseSearch
 
 StoreState = Literal["ok", "unreachable"]
 
@@ -42,16 +41,9 @@ class StoreStatus:
         return body
 
 
-class VectorStore(Protocol):
+class VectorStore(DenseIndexer, Protocol):
     """Vectors for a catalog's tools, embedding only what the store lacks (blocking: the
-    index builder calls it in a worker thread)."""
-
-    def index(
-        self,
-        records: Sequence[ToolRecord],
-        embedder: Embedder,
-        on_progress: ProgressCallback | None = None,
-    ) -> tuple[DenseSearch, EmbeddingStats]: ...
+    index builder calls it in a worker thread), and what serving asks of the store besides."""
 
     def status(self) -> StoreStatus: ...
 

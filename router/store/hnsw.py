@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -11,11 +11,14 @@ from psycopg import sql
 
 from router.embedding.base import Vectors
 
-if TYPE_CHECKING:
-    from router.store.postgres import PostgresStore
-
 UNSCORED = -1.0
 """The score of a tool the index did not return: the lowest cosine, never read by fusion."""
+
+
+class RowSource(Protocol):
+    """Where the index's searches are read (a `PostgresStore`: its pool and reconnection)."""
+
+    def fetch(self, query: sql.Composed, params: Mapping[str, Any]) -> list[tuple[Any, ...]]: ...
 
 
 class HnswIndex:
@@ -26,7 +29,7 @@ class HnswIndex:
 
     def __init__(
         self,
-        store: PostgresStore,
+        store: RowSource,
         table: str,
         fingerprints: Sequence[str],
         stale: int,

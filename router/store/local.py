@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # numpy loads with the first index build, in its worker threa
     from router.embedding.base import Embedder
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback
-    from router.retrieval.dense import DenseSearch
+    from router.vectors.dense import DenseSearch
 
 
 class LocalStore:
@@ -29,13 +29,12 @@ class LocalStore:
         embedder: Embedder,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[DenseSearch, EmbeddingStats]:
-        from router.embedding.indexing import embed_records
-        from router.retrieval.dense import DenseIndex
+        from router.vectors.indexing import exact_index
 
-        vectors, stats = embed_records(records, embedder, self._cache, on_progress)
+        dense, stats = exact_index(records, embedder, self._cache, on_progress)
         self._embedded += stats.embedded
         self._from_store = stats.from_cache
-        return DenseIndex(vectors), stats
+        return dense, stats
 
     def status(self) -> StoreStatus:
         return StoreStatus("local", "ok", "exact", self._embedded, self._from_store)

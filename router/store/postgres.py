@@ -33,9 +33,9 @@ from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback
 from router.errors import StoreError
-from router.retrieval.dense import DenseIndex, DenseSearch
 from router.store.base import StoreStatus
 from router.store.schema import hnsw_ddl, index_table_ddl, migrate, seen_table, seen_table_ddl
+from router.vectors.dense import DenseIndex, DenseSearch
 
 if TYPE_CHECKING:
     import psycopg
