@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import (
     AfterValidator,
     AliasChoices,
@@ -48,6 +47,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from router.errors import ConfigError
+from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -1,4 +1,4 @@
-"""The SDK internals the router relies on (`router.sdk_internals`) still exist and behave.
+"""The SDK internals the router relies on (`router.sdk.internals`) still exist and behave.
 
 Each failure names the private thing an SDK upgrade removed, so the fix starts there.
 """
@@ -20,8 +20,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-from router import sdk_internals
-from router.read_stream import ReadStreamWrapper
+from router.sdk import internals as sdk_internals
+from router.sdk.read_stream import ReadStreamWrapper
 
 PRIVATE_NAMES = [
     ("mcp.shared._stream_protocols", "ReadStream"),
@@ -37,7 +37,7 @@ def test_private_sdk_names_exist(module: str, name: str) -> None:
     except ImportError:
         found = False
     if not found:
-        pytest.fail(f"SDK internal gone: {module}.{name} (see router/sdk_internals.py, item 1)")
+        pytest.fail(f"SDK internal gone: {module}.{name} (see router/sdk/internals.py, item 1)")
 
 
 @pytest.mark.parametrize("module", ["mcp.shared.jsonrpc_dispatcher", "mcp.server.runner"])
@@ -48,7 +48,7 @@ def test_sdk_dispatch_still_reads_last_context(module: str) -> None:
     if f'"{sdk_internals.LAST_CONTEXT}"' not in source:
         pytest.fail(
             f"SDK internal gone: {module} no longer reads a read stream's "
-            f"`{sdk_internals.LAST_CONTEXT}` (see router/sdk_internals.py, item 2)"
+            f"`{sdk_internals.LAST_CONTEXT}` (see router/sdk/internals.py, item 2)"
         )
 
 

@@ -24,7 +24,7 @@ from mcp.server.context import ServerRequestContext
 
 from router.errors import InvalidParams
 from router.naming import NameClash, NameRules, assign_names
-from router.sdk_internals import connection_of
+from router.sdk.internals import connection_of
 from router.server.state import RouterState
 from router.upstream import Upstream
 

@@ -40,7 +40,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from router.sdk_internals import connection_of
+from router.sdk.internals import connection_of
 from router.upstream.host_requests import HostRequest
 
 logger = logging.getLogger(__name__)

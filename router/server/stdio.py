@@ -18,8 +18,8 @@ from pydantic import ValidationError
 
 from router.config import RouterConfig
 from router.embedding.base import Embedder
-from router.read_stream import ReadStreamWrapper
-from router.sdk_internals import ReadStream, WriteStream
+from router.sdk.internals import ReadStream, WriteStream
+from router.sdk.read_stream import ReadStreamWrapper
 from router.server.app import build_server
 from router.server.stdio_pipes import loop_stdio
 

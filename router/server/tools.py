@@ -26,7 +26,7 @@ from router.limits import limit_result
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.policy import Verdict
 from router.rendering import structured_results, text_results
-from router.sdk_internals import connection_of
+from router.sdk.internals import connection_of
 from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
 from router.server.observe import surface_of
@@ -66,7 +66,7 @@ def _is_modern(ctx: Context) -> bool:
 
 
 def _connection(ctx: Context) -> Connection:
-    """What lives as long as the client's connection (see `router.sdk_internals`)."""
+    """What lives as long as the client's connection (see `router.sdk.internals`)."""
     return connection_of(ctx.session)
 
 

@@ -17,8 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from router.config import RemoteServer, StdioServer
-from router.read_stream import ReadStreamWrapper
-from router.sdk_internals import ReadStream, TransportStreams
+from router.sdk.internals import ReadStream, TransportStreams
+from router.sdk.read_stream import ReadStreamWrapper
 from router.upstream.environment import child_environment
 from router.upstream.stderr import StderrTail, stderr_to_log
 

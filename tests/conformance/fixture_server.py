@@ -40,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from router.sdk_internals import connection_of  # the SDK's one seam for a request's connection
+from router.sdk.internals import connection_of  # the SDK's one seam for a request's connection
 
 Context = ServerRequestContext[Any, Any]
 ToolResult = types.CallToolResult | types.InputRequiredResult

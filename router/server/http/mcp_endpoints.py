@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
-from router.sdk_internals import open_session_count
+from router.sdk.internals import open_session_count
 from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.state import RouterState
 

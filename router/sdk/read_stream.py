@@ -12,7 +12,7 @@ from typing import Any, Self
 import anyio
 from mcp.shared.message import SessionMessage
 
-from router.sdk_internals import ReadStream, last_context_of
+from router.sdk.internals import ReadStream, last_context_of
 
 Item = SessionMessage | Exception
 
