@@ -2,27 +2,33 @@
 
 ```
 * RouterError
-  x ConfigError        (startup only; names file, field and fix)
-  x DataError          (a catalog or query file that cannot be read)
-  x UpstreamError      (carries the upstream id)
+  x ConfigError          (startup only; names file, field and fix)
+  x DataError            (a catalog or query file that cannot be read)
+  x UpstreamError        (carries the upstream id)
     + UpstreamUnavailable / UpstreamTimeout / UpstreamProtocolError
-  x InvalidParams      (a request's parameters name nothing or break a schema)
-    + ToolNotFound     (with suggestions)
-    + ArgumentsInvalid (router.validation; with every problem)
-  x StillStarting      (nothing indexed yet to answer from)
-  x HttpRefusal        (the HTTP front refuses a request before reading it)
-  x ServeError         (the HTTP front cannot take its address: in use, not this machine's)
-  x EmbeddingError     (model missing or unloadable)
-  x StoreError         (the shared store is unreachable, or its schema is not this router's)
+  x InvalidParams        (a request's parameters name nothing or break a schema; carries data)
+    + ToolNotFound       (with suggestions)
+    + ArgumentsInvalid   (with every problem; raised by router.server.validation)
+    + ToolDenied         (router.policy denies the tool; names the rule)
+  x StillStarting        (nothing indexed yet to answer from)
+  x HttpRefusal          (the HTTP front refuses a request before reading it; carries a status)
+    + UnparsableRequest  (the body is not JSON)
+  x ServeError           (the HTTP front cannot take its address: in use, not this machine's)
+  x EmbeddingError       (model missing or unloadable)
+  x StoreError           (the shared store is unreachable, or its schema is not this router's)
 ```
 
-`router.server.errors` is the one place these become JSON-RPC errors, `isError` tool
-results and HTTP statuses, for every surface.
+Foreign exceptions are mapped to these once, where they enter: the SDK's and the
+transports' in `router.upstream`, the SDK transports' plain-text refusals in
+`router.server.http.errors`. `router.server.errors` is the one place these become JSON-RPC
+errors, `isError` tool results and HTTP statuses, for every surface, by type alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+_MAX_REPORTED_PROBLEMS = 5
 
 
 class RouterError(Exception):
@@ -69,6 +75,17 @@ class ToolNotFound(InvalidParams):
         self.suggestions = suggestions
 
 
+class ArgumentsInvalid(InvalidParams):
+    """The arguments break the schema; the message names every offending field."""
+
+    def __init__(self, tool: str, problems: list[str]) -> None:
+        shown = problems[:_MAX_REPORTED_PROBLEMS]
+        more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
+        message = f"invalid arguments for {tool}: " + "; ".join(shown) + more
+        super().__init__(message, {"problems": problems})
+        self.problems = problems
+
+
 class ToolDenied(InvalidParams):
     """`router.policy` denies the tool: it is never listed, searched or called."""
 
@@ -90,6 +107,10 @@ class HttpRefusal(RouterError):
         super().__init__(message)
         self.status = status
         self.headers = headers
+
+
+class UnparsableRequest(HttpRefusal):
+    """The request's body is not JSON at all (-32700 on the MCP endpoints)."""
 
 
 class ServeError(RouterError):

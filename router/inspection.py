@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from router.accounting.formats import ToolFormat, serialise
 from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolRecord, ToolSpec
-from router.config import RouterConfig
+from router.config import RouterConfig, name_rules
 from router.injection import scan_tools
-from router.meta_tools import meta_tool_records, name_rules
+from router.meta_tools import meta_tool_records
 from router.tool_patterns import resolve_pins
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.transport import transport_name

@@ -7,8 +7,6 @@ upstream tools.
 from __future__ import annotations
 
 from router.catalog import ToolRecord, fingerprint_text
-from router.config import RouterConfig
-from router.naming import NameRules
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
@@ -23,15 +21,6 @@ _CALL_DESCRIPTION = (
     "Call a tool found with search_tools: give its exact name and its arguments as an object "
     "that matches the tool's input schema."
 )
-
-
-def name_rules(config: RouterConfig) -> NameRules:
-    """How tools are named under `config`: servers with `"prefix": false` keep their tools'
-    names, except the meta-tools' names wherever the router lists the meta-tools (every mode
-    but pass-through)."""
-    unprefixed = frozenset(n for n, s in config.enabled_servers().items() if not s.prefix)
-    reserved = frozenset() if config.router.mode == "all" else frozenset((SEARCH_TOOLS, CALL_TOOL))
-    return NameRules(unprefixed=unprefixed, reserved=reserved)
 
 
 def _record(name: str, description: str, schema: dict[str, object]) -> ToolRecord:

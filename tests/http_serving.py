@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from router.config import RouterConfig, parse_config
 from router.server.http.app import create_app
-from router.server.http.rest import FrontState, Readiness
+from router.server.http.front import FrontState, ReadyLatch
 from router.server.http.security import SecurityPolicy
 from router.server.state import RouterState
 from router.upstream import UpstreamState
@@ -117,7 +117,7 @@ async def http_front(
 async def until_ready(state: RouterState) -> None:
     """Until `/healthz` would say ready: the model loaded, every upstream tried, the healthy
     ones indexed. Bound it with `anyio.fail_after`."""
-    readiness = Readiness()
+    readiness = ReadyLatch()
     while not readiness.check(state):
         await state.changes.wait()  # upstream status, index swap or model load
 

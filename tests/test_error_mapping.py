@@ -18,18 +18,19 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from router.errors import (
+    ArgumentsInvalid,
     ConfigError,
     HttpRefusal,
     InvalidParams,
     StillStarting,
     ToolNotFound,
+    UnparsableRequest,
     UpstreamProtocolError,
     UpstreamTimeout,
     UpstreamUnavailable,
 )
 from router.server.errors import http_body, http_status, jsonrpc_error, tool_error_result
 from router.server.http.security import SecurityPolicy
-from router.validation import ArgumentsInvalid
 from tests.http_serving import SCRIPTS, config, http_front, streamable_client, until_ready
 from tests.serving import raw_router, write_config
 
@@ -42,7 +43,8 @@ TABLE = [
     (UpstreamProtocolError("git", "junk"), types.INTERNAL_ERROR, 502, {"upstream": "git"}),
     (StillStarting("wait"), types.INTERNAL_ERROR, 503, None),
     (HttpRefusal(413, "too big"), types.INVALID_REQUEST, 413, None),
-    (HttpRefusal(400, "Parse error: bad JSON"), types.PARSE_ERROR, 400, None),
+    (UnparsableRequest(400, "Parse error: bad JSON"), types.PARSE_ERROR, 400, None),
+    (HttpRefusal(400, "Parse error in the text alone"), types.INVALID_REQUEST, 400, None),
     (HttpRefusal(502, "gateway"), types.INTERNAL_ERROR, 502, None),
     (ConfigError("unexpected"), types.INTERNAL_ERROR, 500, None),
 ]

@@ -14,7 +14,7 @@ import pytest
 
 from router.accounting.tokens import TokenCounter
 from router.config import parse_config
-from router.limits import META_KEY, cut_result, fits_cheaply, limit_result
+from router.server.limits import META_KEY, cut_result, fits_cheaply, limit_result
 
 MARKER = re.compile(
     r"^\[mcp-router: result truncated: ([\d,]+) of ([\d,]+) tokens cut \(limit ([\d,]+)\)"
@@ -105,7 +105,7 @@ async def test_a_result_the_cheap_bound_proves_within_is_never_tokenised(
     def refuse(text: str) -> list[int]:
         raise AssertionError("tokenised")
 
-    monkeypatch.setattr("router.limits._COUNTER.encode", refuse)
+    monkeypatch.setattr("router.server.limits._COUNTER.encode", refuse)
     result = text_result("fits", structured_content={"rows": ["a"] * 50})
     assert await limit_result(result, 25_000) is result
 

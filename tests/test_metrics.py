@@ -1,5 +1,5 @@
 """`GET /metrics`: what the router counts, scraped from a real HTTP front and parsed with
-prometheus_client's own parser, and the parts of `router.metrics` on their own."""
+prometheus_client's own parser, and the parts of `router.server.metrics` on their own."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from router.accounting.tokens import TokenCounter
 from router.catalog import Catalog, ToolSpec
 from router.errors import UpstreamTimeout, UpstreamUnavailable
-from router.metrics import CONTENT_TYPE, RouterMetrics, error_kind
 from router.server.http.security import SecurityPolicy
+from router.server.metrics import CONTENT_TYPE, RouterMetrics, error_kind
 from router.server.observe import method_label, surface_of
 from tests.http_serving import (
     Front,

@@ -23,9 +23,11 @@ from router.embedding.hashing import HashingEmbedder
 from router.embedding.indexing import embed_records
 from router.errors import StoreError
 from router.retrieval.retriever import Retriever
+from router.store.connections import redact
 from router.store.opening import open_store
-from router.store.postgres import PRUNE_AFTER_DAYS, PostgresStore, redact
+from router.store.postgres import PostgresStore
 from router.store.schema import SCHEMA_VERSION
+from router.store.seen import PRUNE_AFTER_DAYS
 from tests.postgres import Postgres, running_postgres
 
 WORDS = (

@@ -69,7 +69,12 @@ def with_store(config: RouterConfig, url: str | None) -> RouterConfig:
         return config
     try:
         store = StoreSettings.model_validate(
-            {**(config.router.store.model_dump() if config.router.store else {}), "url": url}
+            {
+                **(
+                    config.router.store.model_dump(exclude_none=True) if config.router.store else {}
+                ),
+                "url": url,
+            }
         )
     except ValidationError as exc:
         reason = exc.errors()[0]["msg"]

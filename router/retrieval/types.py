@@ -18,8 +18,10 @@ class SearchMode(StrEnum):
 class ScoredTool:
     """One ranked tool with the score of every signal that placed it.
 
-    `score` is the fused score that ordered the list (RRF for hybrid, cosine for dense,
-    BM25 for bm25). Signal ranks are 1-based; `None` means the signal did not retrieve it.
+    `score` is the score that ordered the list: for hybrid, the fused score (relative score
+    fusion by default, reciprocal rank fusion where `Ranking.fusion` asks for it, plus any
+    bonuses); cosine for dense; BM25 for bm25. Signal ranks are 1-based; `None` means the
+    signal did not retrieve it.
     """
 
     tool: ToolRecord

@@ -21,11 +21,10 @@ from mcp_types import NotificationParams
 from router import __version__
 from router.catalog import ToolSpec
 from router.changes import Changes
-from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
+from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.errors import EmbeddingError
-from router.meta_tools import name_rules
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE, UsageMemory
@@ -34,6 +33,7 @@ from router.server.approval import Approvals
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
 from router.server.observe import count_requests
+from router.server.readiness import Readiness
 from router.server.relay import HostRelay
 from router.server.state import RouterState
 from router.store.base import VectorStore
@@ -122,18 +122,20 @@ async def _router_state(
             on_status_changed=on_status_changed,
             host=relay,
         ) as pool:
+            readiness = Readiness(
+                index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
+            )
             state = RouterState(
                 index=index,
                 pool=pool,
+                readiness=readiness,
                 relay=relay,
                 policy=policy,
                 approvals=approvals,
                 store=store,
                 k=settings.k,
                 mode=settings.mode,
-                changes=changes,
                 result_tokens_for=config.result_tokens_for,
-                startup_deadline=anyio.current_time() + connect_budget,
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)
             if settings.mode == "all":
@@ -153,7 +155,7 @@ async def _load_model(
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
             if usage_file is not None:
-                state.usage = await anyio.to_thread.run_sync(
+                state.searcher.usage = await anyio.to_thread.run_sync(
                     UsageMemory, embedder.model_id, usage_file
                 )
     except EmbeddingError as exc:
@@ -161,7 +163,7 @@ async def _load_model(
     except Exception as exc:  # a damaged usage file costs the feedback, not the router
         logger.warning("usage feedback off: %s cannot be read (%s)", usage_file, exc)
     finally:
-        state.model_ready.set()
+        state.readiness.model_ready.set()
         state.changes.notify()
     await anyio.to_thread.run_sync(_import_request_modules)
 

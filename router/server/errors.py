@@ -9,7 +9,8 @@
 | `UpstreamTimeout`            | -32603, naming upstream   | `isError` result | 504        |
 | other `UpstreamError`        | -32603, naming upstream   | `isError` result | 502        |
 | `StillStarting`              | -32603                    | -                | 503        |
-| `HttpRefusal`                | -32700/-32600/-32603      | -                | its status |
+| `HttpRefusal`                | -32600 (-32603 if 5xx)    | -                | its status |
+|  + `UnparsableRequest`       | -32700 (-32603 if 5xx)    | -                | its status |
 | any other `RouterError`      | -32603                    | -                | 500        |
 
 A failed upstream call is a tool result, not a protocol error: the model reads it and can
@@ -33,6 +34,7 @@ from router.errors import (
     RouterError,
     StillStarting,
     ToolNotFound,
+    UnparsableRequest,
     UpstreamError,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -51,8 +53,7 @@ def jsonrpc_code(error: RouterError) -> int:
     if isinstance(error, HttpRefusal):
         if error.status >= 500:
             return types.INTERNAL_ERROR
-        # the SDK's transports answer an unparsable body with text such as "Parse error"
-        if "parse" in str(error).lower():
+        if isinstance(error, UnparsableRequest):
             return types.PARSE_ERROR
         return types.INVALID_REQUEST
     return types.INTERNAL_ERROR

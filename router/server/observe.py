@@ -1,5 +1,5 @@
 """Which surface a request came in on, and the server middleware that counts every request
-by surface and method (`router.metrics`)."""
+by surface and method (`router.server.metrics`)."""
 
 from __future__ import annotations
 

@@ -22,19 +22,19 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
 from router.errors import InvalidParams, UpstreamError
-from router.limits import limit_result
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.policy import Verdict
-from router.rendering import structured_results, text_results
 from router.sdk.internals import connection_of
 from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
+from router.server.limits import limit_result
 from router.server.observe import surface_of
 from router.server.passthrough import every_tool
+from router.server.rendering import structured_results, text_results
 from router.server.state import RouterState
+from router.server.validation import validate_arguments
 from router.tracing import failed, span
 from router.upstream.host_requests import InputAnswers
-from router.validation import validate_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -76,20 +76,20 @@ async def list_tools(
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
     if state.mode == "all":  # pass-through: every tool, no meta-tools (router.server.passthrough)
-        await state.until_covered()
+        await state.readiness.until_covered()
         state.list_changes.listed(_connection(ctx))
         every = every_tool(state.snapshot, state.pool)
         state.metrics.listed(surface_of(ctx), len(every))  # nothing saved: every tool listed
         return types.ListToolsResult(tools=every)
     query, k = _listing_query(ctx)
     if state.index.pins:
-        await state.until_covered()  # the pinned tools belong in the very first listing
+        await state.readiness.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
     listed: list[ToolRecord] = list(snapshot.pinned)
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.mode == "dynamic" and not _is_modern(ctx):
-        for name in state.session_tools.get(_connection(ctx), ()):
+        for name in state.connections.listed.get(_connection(ctx), ()):
             record = snapshot.catalog.get(name)
             if record is not None and record not in listed:
                 listed.append(record)
@@ -131,12 +131,12 @@ async def _search_tools(
     if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
         raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
     results = await state.search(query, k, _connection(ctx))
-    coverage = state.coverage()
+    coverage = state.readiness.coverage()
     indexed = len(state.snapshot.catalog)
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
-        if state.session_tools.get(_connection(ctx)) != names:
-            state.session_tools[_connection(ctx)] = names
+        if state.connections.listed.get(_connection(ctx)) != names:
+            state.connections.listed[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
         content=[types.TextContent(text=text_results(query, results, coverage, indexed))],
@@ -158,7 +158,7 @@ async def forward(
     of the host on the way reaches the host (`router.server.relay`); between a 2026-07-28
     host and a 2026-07-28 upstream its questions pass as the `InputRequiredResult` they
     are, and the host's retry (`answers`) goes back to it."""
-    record = await state.resolve_when_ready(name)  # a denied tool raises ToolDenied here
+    record = await state.names.resolve_when_ready(name)  # a denied tool raises ToolDenied here
     validate_arguments(record.qualified_name, record.input_schema, arguments)
     seal: str | None = None
     ruling = state.policy.rule_for(record)
@@ -200,7 +200,7 @@ async def forward(
         return result if seal is None else state.approvals.sealed(result, seal)
     if not result.is_error:
         try:
-            await state.learn(_connection(ctx), record)
+            await state.searcher.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
     return await limit_result(result, state.result_tokens_for(record.server))

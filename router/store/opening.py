@@ -30,12 +30,17 @@ def open_store(config: RouterConfig) -> VectorStore:
             "Fix: pip install 'mcp-router[postgres]'"
         ) from exc
     store = settings.store
+    # Unset tuning is the store's own default (router/store/tuning.py).
+    tuning: dict[str, int] = {}
+    if store.exact_max_tools is not None:
+        tuning["exact_max_tools"] = store.exact_max_tools
+    if store.ef_search is not None:
+        tuning["ef_search"] = store.ef_search
     postgres = PostgresStore(
         store.url,
         namespace=store.namespace,
         search=store.search,
-        exact_max_tools=store.exact_max_tools,
-        ef_search=store.ef_search,
+        **tuning,
         connect_timeout=store.connect_timeout,
         # A replica that has vectors in its own cache file fills the store with them.
         seed=cache if cache.path.exists() else None,

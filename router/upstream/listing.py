@@ -1,4 +1,5 @@
-"""Everything an upstream offers, fetched through every page of each list."""
+"""Everything an upstream offers, fetched through every page of each list; after a large
+listing, one more round trip so the SDK lets go of its wire message (`drop_last_message`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+import anyio
 import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from router.errors import UpstreamProtocolError
+from router.upstream.liveness import probe
 
 logger = logging.getLogger(__name__)
 
@@ -109,3 +112,29 @@ async def list_everything(upstream: str, client: Client) -> Listing:
     resources, templates = await list_resources(upstream, client)
     prompts = await list_prompts(upstream, client)
     return Listing(tools, resources, templates, prompts)
+
+
+_LARGE_LISTING = 1000
+"""Tools in a listing from which its wire message is worth dropping (`drop_last_message`)."""
+
+
+async def drop_last_message(client: Client, listing: Listing) -> None:
+    """After a large listing, one cheap round trip, so the SDK lets go of the listing's
+    message.
+
+    The SDK's transport tasks keep the last message they read (the line, its parsed JSON) in
+    the locals of their wait for the next one. After a listing of 20,000 tools that is tens
+    of megabytes of RSS held until the upstream next says something; the memory after
+    indexing 20k tools is tracked by `python -m benchmarks.perf` (benchmarks/results/
+    perf.json, `memory`). Any answer, an error included, replaces it.
+    """
+    if len(listing.tools) < _LARGE_LISTING:
+        return
+    with anyio.move_on_after(_DROP_PROBE_TIMEOUT):
+        try:
+            await probe(client)
+        except Exception as exc:  # the answer does not matter, only that one arrives
+            logger.debug("probe after a large listing: %s", exc)
+
+
+_DROP_PROBE_TIMEOUT = 5.0

@@ -4,6 +4,9 @@
 connection ends, and reconnects with backoff; the client is entered and exited in that
 task only (a client shared across tasks fails with "exit cancel scope in a different
 task"). Other tasks call through `call_tool` & co., which fail fast while it is down.
+
+What their failures become is `router.upstream.failures`; re-listing when the upstream says
+a list changed is `router.upstream.relisting`, run by this task beside the connection.
 """
 
 from __future__ import annotations
@@ -19,36 +22,22 @@ import anyio.lowlevel
 import mcp_types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
-from mcp.client.subscriptions import (
-    ListenNotSupportedError,
-    PromptsListChanged,
-    ResourcesListChanged,
-    SubscriptionLost,
-    ToolsListChanged,
-)
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from router import __version__
 from router.catalog import ToolSpec
 from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
-from router.errors import (
-    ToolNotFound,
-    UpstreamError,
-    UpstreamProtocolError,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-)
+from router.errors import ToolNotFound, UpstreamProtocolError, UpstreamUnavailable
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.convert import server_description, tool_spec
+from router.upstream.failures import connect_timeout, describe, is_protocol_failure, send_mapped
 from router.upstream.filtering import ToolFilter
+from router.upstream.health import Health
 from router.upstream.host_requests import HostCallbacks, HostRequests, InputAnswers
-from router.upstream.listing import Listing, list_everything, list_prompts, list_resources
-from router.upstream.listing import list_tools as fetch_tools
-from router.upstream.liveness import probe
+from router.upstream.listing import Listing, drop_last_message, list_everything
 from router.upstream.liveness import watch as watch_liveness
 from router.upstream.negotiation import (
     ProtocolMemory,
@@ -57,6 +46,7 @@ from router.upstream.negotiation import (
     negotiated_mode,
     upstream_key,
 )
+from router.upstream.relisting import Relisting
 from router.upstream.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.stderr import StderrTail
@@ -71,7 +61,6 @@ ToolsChanged = Callable[[str, tuple[ToolSpec, ...]], Awaitable[None]]
 StatusChanged = Callable[[UpstreamStatus], None]
 
 _T = TypeVar("_T")
-_PROTOCOL_FAILURES = (MCPError, ValidationError, RuntimeError, UpstreamProtocolError)
 _LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -82,23 +71,6 @@ _LOG_LEVELS = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
-
-
-class _RelistRequests:
-    """Kinds of list an upstream announced as changed, waiting for the re-list task."""
-
-    def __init__(self) -> None:
-        self._kinds: set[str] = set()
-        self._event = anyio.Event()
-
-    def add(self, kind: str) -> None:
-        self._kinds.add(kind)
-        self._event.set()
-
-    async def take(self) -> set[str]:
-        await self._event.wait()
-        kinds, self._kinds, self._event = self._kinds, set(), anyio.Event()
-        return kinds
 
 
 class Upstream:
@@ -138,32 +110,22 @@ class Upstream:
         self._tools: tuple[ToolSpec, ...] = ()
         self._server_info: types.Implementation | None = None
         self._protocol_version: str | None = None
-        self._state = UpstreamState.CONNECTING
-        self._attempts = 0
-        self._settled = False
-        self._connect_seconds: float | None = None
-        self._last_error: str | None = None
+        self._health = Health(self._touch)
         self._stderr = StderrTail()
-        self._last_stderr: str | None = None
-        self._retry_at: float | None = None
-        self._healthy_since: float | None = None
         self._lost: str | None = None
 
     # -- what the server layer reads -------------------------------------------------
 
     @property
     def state(self) -> UpstreamState:
-        return self._state
+        return self._health.state
 
     @property
     def status(self) -> UpstreamStatus:
-        retry_in = None
-        if self._retry_at is not None and self._state is UpstreamState.UNHEALTHY:
-            retry_in = max(0.0, self._retry_at - anyio.current_time())
-        info = self._server_info
+        health, info = self._health, self._server_info
         return UpstreamStatus(
             name=self.name,
-            state=self._state,
+            state=health.state,
             transport=transport_name(self.server),
             protocol_version=self._protocol_version,
             server_name=info.name if info else None,
@@ -171,12 +133,12 @@ class Upstream:
             tool_count=len(self._tools),
             resource_count=len(self._listing.resources) + len(self._listing.resource_templates),
             prompt_count=len(self._listing.prompts),
-            attempts=self._attempts,
-            settled=self._settled,
-            connect_seconds=self._connect_seconds,
-            last_error=self._last_error,
-            last_stderr=self._last_stderr,
-            retry_in=retry_in,
+            attempts=health.attempts,
+            settled=health.settled,
+            connect_seconds=health.connect_seconds,
+            last_error=health.last_error,
+            last_stderr=health.last_stderr,
+            retry_in=health.retry_in(),
         )
 
     @property
@@ -191,13 +153,13 @@ class Upstream:
 
     async def wait_for(self, *states: UpstreamState) -> UpstreamStatus:
         """Wait until the upstream is in one of `states` (bound it with `fail_after`)."""
-        while self._state not in states:
+        while self._health.state not in states:
             await self._changed.wait()
         return self.status
 
     async def wait_settled(self) -> UpstreamStatus:
         """Wait until the first connection attempt has succeeded or failed."""
-        while not self._settled:
+        while not self._health.settled:
             await self._changed.wait()
         return self.status
 
@@ -309,30 +271,19 @@ class Upstream:
         )
 
     async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
-        """Send on the live connection with the call timeout; map failures to `UpstreamError`s."""
+        """Send on the live connection with the call timeout; map failures to `UpstreamError`s
+        (`router.upstream.failures`)."""
         client, ended = self._client, self._ended
         if client is None:
-            raise UpstreamUnavailable(self.name, self._why_down())
-        limit = self.timeouts.call
-        try:
-            with anyio.fail_after(limit):
-                return await send(client)
-        except TimeoutError:
-            raise UpstreamTimeout(self.name, f"{what}: no answer within {limit:g}s") from None
-        except MCPError as exc:
-            # The SDK synthesizes CONNECTION_CLOSED when the pipe ends; an upstream may also
-            # send that code itself, so only a connection we saw end counts as "down".
-            if exc.code == types.CONNECTION_CLOSED and (
-                ended.is_set() or self._client is not client
-            ):
-                raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
-            raise
-        except ValidationError as exc:
-            raise UpstreamProtocolError(self.name, f"{what}: invalid result: {exc}") from exc
-        except RuntimeError as exc:
-            if self._client is not client:
-                raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
-            raise UpstreamProtocolError(self.name, f"{what}: {exc}") from exc
+            raise UpstreamUnavailable(self.name, self._health.why_down())
+        return await send_mapped(
+            self.name,
+            what,
+            lambda: send(client),
+            limit=self.timeouts.call,
+            ended=ended,
+            replaced=lambda: self._client is not client,
+        )
 
     async def roots_changed(self) -> None:
         """Tell the upstream that the host's roots changed, so it asks `roots/list` again.
@@ -350,15 +301,6 @@ class Upstream:
         except (MCPError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.info("upstream %s: roots change not delivered", self.name)
 
-    def _why_down(self) -> str:
-        if self._state is UpstreamState.UNHEALTHY:
-            retry = self.status.retry_in
-            when = f"; retrying in {retry:.1f}s" if retry is not None else ""
-            return f"down ({self._last_error}){when}"
-        if self._state is UpstreamState.CONNECTING:
-            return f"connecting (attempt {self._attempts})"
-        return self._state.value
-
     # -- the owner task --------------------------------------------------------------
 
     async def run(self) -> None:
@@ -366,24 +308,17 @@ class Upstream:
         failures = 0
         try:
             while True:
-                self._attempts += 1
-                self._set_state(UpstreamState.CONNECTING)
-                self._healthy_since = None
+                self._health.connecting()
                 error = await self._connect_and_serve()
-                since = self._healthy_since
-                if since is not None and anyio.current_time() - since >= self._backoff.stable_after:
+                if self._health.was_stable(self._backoff.stable_after):
                     failures = 0
                 failures += 1
                 delay = 0.0 if self._retry_now.is_set() else self._backoff.delay(failures)
-                self._last_error = _describe(error)
-                self._last_stderr = self._stderr.text()
-                self._retry_at = anyio.current_time() + delay
-                self._settled = True
-                self._set_state(UpstreamState.UNHEALTHY)
+                self._health.failed(describe(error), self._stderr.text(), delay)
                 logger.warning(
                     "upstream %s: %s; retry %d in %.1fs",
                     self.name,
-                    self._last_error,
+                    self._health.last_error,
                     failures,
                     delay,
                 )
@@ -392,7 +327,7 @@ class Upstream:
                 self._retry_now = anyio.Event()
         finally:
             self._client = None
-            self._set_state(UpstreamState.STOPPED)
+            self._health.stopped()
 
     async def _connect_and_serve(self) -> Exception:
         """One connection from spawn to its end; returns why it ended."""
@@ -401,7 +336,13 @@ class Upstream:
         ended = self._ended = anyio.Event()
         self._stderr.clear()  # this connection's own lines only
         self._lost = None
-        requests = _RelistRequests()
+        relisting = Relisting(
+            self.name,
+            limit=self.timeouts.connect,
+            current=lambda: self._listing,
+            adopt=self._relisted,
+            publish_tools=self._publish_tools,
+        )
         began = anyio.current_time()
         phase = "handshake"
         client = Client(
@@ -409,7 +350,7 @@ class Upstream:
             mode=mode,
             cache=None,  # the router caches listings itself; every re-list must be fresh
             client_info=CLIENT_INFO,
-            message_handler=self._message_handler(requests),
+            message_handler=self._message_handler(relisting),
             logging_callback=self._log_upstream,
             # 2026-07-28 upstreams log only for requests that opt in: with a host to pass
             # them to, every level comes, and the host's own level filters (relay).
@@ -425,49 +366,38 @@ class Upstream:
                         await adopt_discover(client, mode)
                     phase = "listing"
                     listing = await list_everything(self.name, client)
-                    await _drop_last_message(client, listing)
+                    await drop_last_message(client, listing)
                     deadline.deadline = math.inf
                     if self.server.connect_mode == "auto":
                         await self._memory.remember(key, negotiated_mode(client))
                     self._go_healthy(client, listing, anyio.current_time() - began)
                     try:
                         await self._publish_tools()
-                        await self._serve(client, requests, ended)
+                        await self._serve(client, relisting, ended)
                     finally:
                         self._client = None
         except Exception as exc:
             if deadline.cancel_called:
                 # SDK teardown may re-raise our deadline's cancellation as another error.
-                return self._connect_timeout(phase)
-            if mode != self.server.connect_mode and isinstance(exc, _PROTOCOL_FAILURES):
+                return connect_timeout(self.name, phase, self.timeouts.connect)
+            if mode != self.server.connect_mode and is_protocol_failure(exc):
                 await self._memory.forget(key)  # what worked before failed: probe afresh
             return exc
         if deadline.cancelled_caught:
-            return self._connect_timeout(phase)
+            return connect_timeout(self.name, phase, self.timeouts.connect)
         reason = "restart requested" if self._retry_now.is_set() else "connection closed"
         return UpstreamUnavailable(self.name, self._lost or reason)
 
     def _go_healthy(self, client: Client, listing: Listing, took: float) -> None:
         self._install(client, listing)
-        self._connect_seconds = took
         self._client = client
-        self._healthy_since = anyio.current_time()
-        self._settled = True
-        self._last_error = None
-        self._last_stderr = None
-        self._set_state(UpstreamState.HEALTHY)
+        self._health.healthy(took)
         logger.info(
             "upstream %s: healthy (%s, %d tools, %.2fs)",
             self.name,
             self._protocol_version,
             len(self._tools),
             took,
-        )
-
-    def _connect_timeout(self, phase: str) -> UpstreamTimeout:
-        limit = self.timeouts.connect
-        return UpstreamTimeout(
-            self.name, f"no answer ({phase}) within the {limit:g}s connect timeout"
         )
 
     def _install(self, client: Client, listing: Listing) -> None:
@@ -481,6 +411,11 @@ class Upstream:
         )
         self._tools = tuple(tool_spec(self.name, tool, about) for tool in tools)
 
+    def _relisted(self, client: Client, listing: Listing) -> None:
+        """Adopt a re-listing (`Relisting`, in its task) and tell the status watchers."""
+        self._install(client, listing)
+        self._touch()
+
     async def _publish_tools(self) -> None:
         if self._on_tools_changed is None:
             return
@@ -489,13 +424,13 @@ class Upstream:
         except Exception:
             logger.exception("upstream %s: the tools-changed callback failed", self.name)
 
-    async def _serve(self, client: Client, requests: _RelistRequests, ended: anyio.Event) -> None:
+    async def _serve(self, client: Client, relisting: Relisting, ended: anyio.Event) -> None:
         """Re-list on change notifications until the connection ends (or `restart`)."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._relist_loop, client, requests, ended)
+            tg.start_soon(relisting.run, client, ended)
             tg.start_soon(self._watches.serve, client)
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                tg.start_soon(self._listen_loop, client, requests)
+                tg.start_soon(relisting.listen, client)
             if isinstance(self.server, RemoteServer):
                 tg.start_soon(self._watch_liveness, client, ended)
             await ended.wait()
@@ -507,88 +442,15 @@ class Upstream:
         self._lost = await watch_liveness(client, interval=timeouts.ping, deadline=timeouts.connect)
         ended.set()
 
-    async def _relist_loop(
-        self, client: Client, requests: _RelistRequests, ended: anyio.Event
-    ) -> None:
-        while True:
-            kinds = await requests.take()
-            try:
-                with anyio.fail_after(self.timeouts.connect):
-                    listing = await self._relist(client, kinds)
-            except Exception as exc:
-                if ended.is_set():
-                    return
-                logger.warning(
-                    "upstream %s: re-listing %s failed: %s", self.name, sorted(kinds), exc
-                )
-                continue
-            self._install(client, listing)
-            self._touch()
-            logger.info("upstream %s: re-listed %s", self.name, ", ".join(sorted(kinds)))
-            if "tools" in kinds:
-                await self._publish_tools()
-
-    async def _relist(self, client: Client, kinds: set[str]) -> Listing:
-        current = self._listing
-        tools = await fetch_tools(self.name, client) if "tools" in kinds else current.tools
-        resources, templates = (
-            await list_resources(self.name, client)
-            if "resources" in kinds
-            else (current.resources, current.resource_templates)
-        )
-        prompts = await list_prompts(self.name, client) if "prompts" in kinds else current.prompts
-        listing = Listing(tools, resources, templates, prompts)
-        await _drop_last_message(client, listing)
-        return listing
-
-    async def _listen_loop(self, client: Client, requests: _RelistRequests) -> None:
-        """2026-07-28 delivers list changes only on a `subscriptions/listen` stream."""
-        caps = client.server_capabilities
-        wanted = {
-            "tools": bool(caps.tools and caps.tools.list_changed),
-            "resources": bool(caps.resources and caps.resources.list_changed),
-            "prompts": bool(caps.prompts and caps.prompts.list_changed),
-        }
-        if not any(wanted.values()):
-            return
-        try:
-            with anyio.CancelScope(deadline=anyio.current_time() + self.timeouts.connect) as ack:
-                async with client.listen(
-                    tools_list_changed=wanted["tools"],
-                    resources_list_changed=wanted["resources"],
-                    prompts_list_changed=wanted["prompts"],
-                ) as subscription:
-                    ack.deadline = math.inf
-                    # A change between our listing and the ack would be lost: list once more.
-                    for kind, on in wanted.items():
-                        if on:
-                            requests.add(kind)
-                    async for event in subscription:
-                        if isinstance(event, ToolsListChanged):
-                            requests.add("tools")
-                        elif isinstance(event, ResourcesListChanged):
-                            requests.add("resources")
-                        elif isinstance(event, PromptsListChanged):
-                            requests.add("prompts")
-        except (MCPError, SubscriptionLost, ListenNotSupportedError) as exc:
-            logger.warning("upstream %s: not watching list changes: %s", self.name, exc)
-            return
-        if ack.cancelled_caught:
-            logger.warning("upstream %s: subscriptions/listen was never acknowledged", self.name)
-
-    def _message_handler(self, requests: _RelistRequests) -> MessageHandlerFnT:
+    def _message_handler(self, relisting: Relisting) -> MessageHandlerFnT:
         async def handle(message: IncomingMessage) -> None:
             # Runs on the SDK's receive path: only note the request, never await the peer here.
-            if isinstance(message, types.ToolListChangedNotification):
-                requests.add("tools")
-            elif isinstance(message, types.ResourceListChangedNotification):
-                requests.add("resources")
-            elif isinstance(message, types.PromptListChangedNotification):
-                requests.add("prompts")
-            elif isinstance(message, types.ResourceUpdatedNotification):
+            if isinstance(message, types.ResourceUpdatedNotification):
                 self._watches.updated(str(message.params.uri))
             elif isinstance(message, Exception):
                 logger.warning("upstream %s: transport: %s", self.name, message)
+            else:
+                relisting.notice(message)  # a `list_changed`, or nothing of ours
             await anyio.lowlevel.checkpoint()
 
         return handle
@@ -599,10 +461,6 @@ class Upstream:
         if self._host is not None:
             await self._host.log(self.name, params)
 
-    def _set_state(self, state: UpstreamState) -> None:
-        self._state = state
-        self._touch()
-
     def _touch(self) -> None:
         """Tell waiters and the status callback that something changed."""
         self._changed.notify()
@@ -611,42 +469,3 @@ class Upstream:
                 self._on_status_changed(self.status)
             except Exception:
                 logger.exception("upstream %s: the status callback failed", self.name)
-
-
-_LARGE_LISTING = 1000
-"""Tools in a listing from which its wire message is worth dropping (`_drop_last_message`)."""
-
-
-async def _drop_last_message(client: Client, listing: Listing) -> None:
-    """After a large listing, one cheap round trip, so the SDK lets go of the listing's
-    message.
-
-    The SDK's transport tasks keep the last message they read (the line, its parsed JSON) in
-    the locals of their wait for the next one. After a listing of 20,000 tools that is tens
-    of megabytes of RSS held until the upstream next says something; the memory after
-    indexing 20k tools is tracked by `python -m benchmarks.perf` (benchmarks/results/
-    perf.json, `memory`). Any answer, an error included, replaces it.
-    """
-    if len(listing.tools) < _LARGE_LISTING:
-        return
-    with anyio.move_on_after(_DROP_PROBE_TIMEOUT):
-        try:
-            await probe(client)
-        except Exception as exc:  # the answer does not matter, only that one arrives
-            logger.debug("probe after a large listing: %s", exc)
-
-
-_DROP_PROBE_TIMEOUT = 5.0
-
-
-def _describe(error: BaseException) -> str:
-    """A one-line reason for the log and the status; unwraps single-error groups."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    if isinstance(error, UpstreamError):
-        return str(error).split(": ", 1)[-1]
-    if isinstance(error, FileNotFoundError):
-        return f"cannot start: {error.strerror}: {error.filename}"
-    if isinstance(error, MCPError):
-        return f"error {error.code}: {error.error.message}"
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

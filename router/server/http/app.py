@@ -24,11 +24,12 @@ from router.errors import RouterError
 from router.server.app import build_server, router_state
 from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
+from router.server.http.front import FrontState, ReadyLatch
 from router.server.http.guard import GuardMiddleware
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
 from router.server.http.metrics_endpoint import count_rest_request, metrics_api
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
-from router.server.http.rest import FrontState, Readiness, api
+from router.server.http.rest import api
 from router.server.http.routing import ListCosts
 from router.server.http.search import search_api
 from router.server.http.security import SecurityPolicy
@@ -60,7 +61,7 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
             endpoints = McpEndpoints(server, policy.max_body_bytes)
             async with endpoints.run():
                 yield FrontState(
-                    router=state, mcp=endpoints, costs=ListCosts(), readiness=Readiness()
+                    router=state, mcp=endpoints, costs=ListCosts(), readiness=ReadyLatch()
                 )
 
     app = FastAPI(

@@ -14,7 +14,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.errors import HttpRefusal, RouterError
+from router.errors import HttpRefusal, RouterError, UnparsableRequest
 from router.server.errors import http_body, http_status
 
 MCP_PATHS = ("/mcp", "/sse", "/messages")
@@ -56,13 +56,22 @@ class JsonRpcErrors:
                     return
                 status = held["status"]
                 text = body.decode(errors="replace").strip() or HTTPStatus(status).phrase
-                payload = json.dumps(http_body(HttpRefusal(status, text), jsonrpc=True)).encode()
+                payload = json.dumps(http_body(_refusal(status, text), jsonrpc=True)).encode()
                 await send(_start(held, payload))
                 await send({"type": "http.response.body", "body": payload})
                 return
             await send(message)
 
         await self.app(scope, receive, rewrite)
+
+
+def _refusal(status: int, text: str) -> HttpRefusal:
+    """The SDK transport's plain-text answer as a router error, mapped here once: its
+    unparsable-body answers ("Parse error: ...", "Could not parse message") say so only in
+    their text."""
+    if "parse" in text.lower():
+        return UnparsableRequest(status, text)
+    return HttpRefusal(status, text)
 
 
 def _start(original: Message, payload: bytes) -> Message:

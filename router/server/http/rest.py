@@ -5,15 +5,14 @@ Handlers read the front's state from the lifespan state (`request.state`), never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request, Response
 
 from router.accounting.formats import ToolFormat
 from router.errors import StillStarting
-from router.server.http.mcp_endpoints import McpEndpoints
+from router.server.http.front import front_of
 from router.server.http.rest_models import (
     ErrorBody,
     Health,
@@ -22,38 +21,7 @@ from router.server.http.rest_models import (
     StoreHealth,
     ToolsResponse,
 )
-from router.server.http.routing import ListCosts, catalog, route
-from router.server.state import RouterState
-
-
-@dataclass
-class Readiness:
-    """Ready once a search can be answered at full speed: the model is loaded, every
-    upstream's first attempt has ended and every healthy one's tools are indexed. It then
-    stays ready (a later re-index must not take a replica out of a load balancer's rotation)."""
-
-    ready: bool = False
-
-    def check(self, state: RouterState) -> bool:
-        if not self.ready and state.index.ready.is_set():
-            settled = all(s.settled for s in state.pool.statuses().values())
-            self.ready = settled and state.coverage().complete
-        return self.ready
-
-
-class FrontState(TypedDict):
-    """What the HTTP front's lifespan yields; Starlette hands a copy to every request."""
-
-    router: RouterState
-    mcp: McpEndpoints
-    costs: ListCosts
-    readiness: Readiness
-
-
-def _front(request: Request) -> FrontState:
-    state: FrontState = request.scope["state"]
-    return state
-
+from router.server.http.routing import catalog, route
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or wrong bearer token (when one is set)"},
@@ -75,9 +43,9 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     """The pinned tools, then the top `k` (or those fitting `budget` tokens) for `query`, in
     the requested format, with each one's scores and the tokens of the routed list against
     the full list. Upstreams still connecting are named in `pending`."""
-    front = _front(request)
+    front = front_of(request)
     state = front["router"]
-    await state.until_covered()  # at start, wait (bounded) for the starting upstreams
+    await state.readiness.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
     snapshot, pending = state.snapshot, state.pending_upstreams()
@@ -102,7 +70,7 @@ async def list_catalog(
 ) -> ToolsResponse:
     """Every indexed tool with its definition in `format` and whether its upstream is up,
     and every upstream's state (a down upstream's tools stay listed, marked unhealthy)."""
-    return catalog(_front(request)["router"], format)
+    return catalog(front_of(request)["router"], format)
 
 
 @api.get(
@@ -115,7 +83,7 @@ async def healthz(request: Request, response: Response) -> Health:
     """200 once a search runs at full speed (the model loaded, every upstream tried, the
     healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
     not here. `sessions` counts the MCP sessions open now."""
-    front = _front(request)
+    front = front_of(request)
     state = front["router"]
     ready = front["readiness"].check(state)
     if not ready:

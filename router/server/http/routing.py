@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
 from router.catalog import ToolRecord
-from router.metrics import RouterMetrics
 from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
@@ -21,6 +20,7 @@ from router.server.http.rest_models import (
     UpstreamHealth,
 )
 from router.server.index import Snapshot
+from router.server.metrics import RouterMetrics
 from router.server.state import RouterState
 
 

@@ -25,7 +25,7 @@ from router.accounting.tool_search import (
 from router.catalog import ToolRecord
 from router.errors import StillStarting
 from router.retrieval.types import ScoredTool
-from router.server.http.rest import FrontState
+from router.server.http.front import front_of
 from router.server.http.rest_models import ErrorBody, RoutedTool, TokenBill
 from router.server.http.routing import ListCosts
 from router.server.http.search_models import SearchRequest, SearchResponse
@@ -59,9 +59,9 @@ async def search_tools(body: SearchRequest, request: Request) -> SearchResponse:
     `tool_search_output` item (`output`), with the found tools' definitions (`tools`),
     their scores and the tokens they cost. Upstreams still connecting are named in
     `pending`."""
-    front: FrontState = request.scope["state"]
+    front = front_of(request)
     state = front["router"]
-    await state.until_covered()  # at start, wait (bounded) for the starting upstreams
+    await state.readiness.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
     k = body.k or state.k

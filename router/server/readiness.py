@@ -11,9 +11,17 @@ starting upstreams as starting, failed ones as down with their last error and ne
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+import anyio
+
+from router.changes import Changes
 from router.upstream.state import UpstreamState, UpstreamStatus
+
+if TYPE_CHECKING:
+    from router.server.index import LiveIndex
+    from router.upstream import UpstreamPool
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +84,37 @@ def describe(coverage: Coverage) -> list[str]:
     if coverage.model_loading:
         lines.append("The embedding model is still loading.")
     return lines
+
+
+@dataclass
+class Readiness:
+    """Whether a search now would see every upstream and the model, and waiting until it
+    would, at most until the start-up deadline."""
+
+    index: LiveIndex
+    pool: UpstreamPool
+    changes: Changes
+    """Notified on every upstream status change, index swap and model load."""
+    startup_deadline: float = 0.0
+    """When waiting for starting upstreams stops (anyio clock): start + connect timeout."""
+    model_ready: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the embedding model is loaded (or failed, or there is none)."""
+
+    def coverage(self) -> Coverage:
+        """Which upstreams a search now would miss, and why."""
+        # A re-index after a change does not count: the previous tools stay searchable.
+        indexed = {name: self.index.has_built(name) for name in self.pool.upstreams}
+        return coverage(self.pool.statuses(), indexed, not self.model_ready.is_set())
+
+    def pending_upstreams(self) -> list[str]:
+        """Upstreams whose tools are not searchable now: starting (connecting, or listed and
+        being indexed) or down before their first listing."""
+        return list(self.coverage().unsearched)
+
+    async def until_covered(self) -> Coverage:
+        """Wait until every starting upstream is indexed or down and the model is loaded, at
+        most until the startup deadline; then say what is still missing."""
+        with anyio.move_on_at(self.startup_deadline):
+            while not self.coverage().complete:
+                await self.changes.wait()
+        return self.coverage()

@@ -8,25 +8,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from router.errors import InvalidParams
+from router.errors import ArgumentsInvalid
 
 if TYPE_CHECKING:  # jsonschema loads on the first call (or while the model loads at start)
     import jsonschema.exceptions
 
 logger = logging.getLogger(__name__)
-
-_MAX_REPORTED = 5
-
-
-class ArgumentsInvalid(InvalidParams):
-    """The arguments break the schema; the message names every offending field."""
-
-    def __init__(self, tool: str, problems: list[str]) -> None:
-        shown = problems[:_MAX_REPORTED]
-        more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
-        message = f"invalid arguments for {tool}: " + "; ".join(shown) + more
-        super().__init__(message, {"problems": problems})
-        self.problems = problems
 
 
 @lru_cache(maxsize=4096)

@@ -1,7 +1,7 @@
 """The router's Prometheus metrics, in one registry per router (not the process-wide one, so
 tests and several fronts in one process never share counts).
 
-Updated where the router already measures: searches (`RouterState.search`, `/v1/route`),
+Updated where the router already measures: searches (`Searcher.search`, `/v1/route`),
 forwarded calls (`router.server.tools.forward`), listings, and every inbound request
 (`router.server.observe`). Upstream states are read from the pool at scrape time, so they
 are always current. Tokens saved by a listing are counted when `/metrics` is scraped, never

@@ -8,8 +8,8 @@ from typing import Any
 
 from router.accounting.formats import normalise_schema
 from router.meta_tools import MAX_K
-from router.readiness import Coverage, describe
 from router.retrieval.types import ScoredTool
+from router.server.readiness import Coverage, describe
 
 _MAX_DESCRIPTION = 300
 _CLOSE_DENSE = 0.3

@@ -1,0 +1,26 @@
+"""The built-in defaults of the configuration: what an unset timeout, port or limit means.
+
+The store's tuning defaults (`exact_max_tools`, `ef_search`) are the store's own, in
+`router/store/tuning.py`: the configuration is a lower layer than the store.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_HTTP_PORT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PING_INTERVAL",
+    "DEFAULT_RESULT_TOKENS",
+]
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds from spawn to a listed tool set; a cold `npx` spends much of it downloading."""
+DEFAULT_CALL_TIMEOUT = 120.0
+DEFAULT_PING_INTERVAL = 15.0
+"""Seconds between liveness pings of a remote upstream: an idle streamable-HTTP connection
+does not notice when its server goes away."""
+DEFAULT_HTTP_PORT = 8765
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_RESULT_TOKENS = 25_000

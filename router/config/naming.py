@@ -1,0 +1,19 @@
+"""The naming rules a configuration gives: which servers keep their tools' names unprefixed,
+and which names the router keeps for its own meta-tools."""
+
+from __future__ import annotations
+
+from router.config.settings import RouterConfig
+from router.meta_tools import CALL_TOOL, SEARCH_TOOLS
+from router.naming import NameRules
+
+__all__ = ["name_rules"]
+
+
+def name_rules(config: RouterConfig) -> NameRules:
+    """How tools are named under `config`: servers with `"prefix": false` keep their tools'
+    names, except the meta-tools' names wherever the router lists the meta-tools (every mode
+    but pass-through)."""
+    unprefixed = frozenset(n for n, s in config.enabled_servers().items() if not s.prefix)
+    reserved = frozenset() if config.router.mode == "all" else frozenset((SEARCH_TOOLS, CALL_TOOL))
+    return NameRules(unprefixed=unprefixed, reserved=reserved)

@@ -1,0 +1,205 @@
+"""The `mcpServers` entries: a local server started as a child process (`StdioServer`) or
+one reached over HTTP (`RemoteServer`), told apart by `command` or `url`, with the timeouts
+each upstream runs with and the keys other hosts write into an entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PositiveFloat,
+    Tag,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from router.config.defaults import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_PING_INTERVAL,
+)
+from router.config.fields import ExpandedText, Pattern, Text
+from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+__all__ = [
+    "FOREIGN_KEYS",
+    "KIND_MODELS",
+    "SERVER_KINDS",
+    "EffectiveTimeouts",
+    "RemoteServer",
+    "ServerConfig",
+    "StdioServer",
+    "Timeouts",
+    "server_kind",
+]
+
+# Keys other hosts write into a server entry; accepted without a warning.
+FOREIGN_KEYS = frozenset(
+    {
+        "type",
+        "autoApprove",
+        "alwaysAllow",
+        "timeout",
+        "description",
+        "transportType",
+        "envFile",
+        "enabled",
+        "name",
+        "icon",
+        "notes",
+        "oauth",
+        "trust",  # Gemini CLI
+        "authProviderType",
+        "dev",  # VS Code
+        "watchPaths",  # Roo Code
+        "startup_timeout_sec",  # Codex
+        "startup_timeout_ms",
+        "tool_timeout_sec",
+        "bearer_token_env_var",
+        "env_vars",
+    }
+)
+SERVER_KINDS = ("stdio", "remote")
+
+
+class Timeouts(BaseModel):
+    """Seconds to wait; unset values fall back to the `router.timeouts` defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    connect: PositiveFloat | None = None
+    call: PositiveFloat | None = None
+    ping: PositiveFloat | None = None
+    """Remote upstreams: seconds between liveness pings (not a wait; stdio needs none)."""
+
+
+class EffectiveTimeouts(BaseModel):
+    """The timeouts one upstream runs with, defaults applied."""
+
+    model_config = ConfigDict(frozen=True)
+
+    connect: float = DEFAULT_CONNECT_TIMEOUT
+    call: float = DEFAULT_CALL_TIMEOUT
+    ping: float = DEFAULT_PING_INTERVAL
+
+
+def _check_protocol(value: str) -> str:
+    allowed = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+    if value not in allowed:
+        raise PydanticCustomError(
+            "protocol_setting",
+            "unknown protocol setting '{value}'; use one of {allowed}",
+            {"value": value, "allowed": ", ".join(allowed)},
+        )
+    return value
+
+
+class _ServerBase(BaseModel):
+    """Settings every upstream entry shares; unknown keys from other hosts are kept, unused."""
+
+    model_config = ConfigDict(extra="allow")
+
+    disabled: bool = False
+    protocol: Annotated[str, AfterValidator(_check_protocol)] = "auto"
+    """`auto` probes `server/discover` once and remembers the answer; `legacy` always uses the
+    `initialize` handshake (no probe); a modern version such as `2026-07-28` skips the probe."""
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    include: list[Pattern] = Field(default_factory=list)
+    exclude: list[Pattern] = Field(default_factory=list)
+    prefix: bool = True
+    """`false` keeps the upstream's tool names unprefixed (`get_current_time`, not
+    `time__get_current_time`); two servers listing the same unprefixed name is a config error."""
+    result_tokens: int | None = Field(default=None, ge=0)
+    """This server's own `router.limits.result_tokens` (0: no limit for its results)."""
+    confirm_destructive: bool = False
+    """Ask the user before every call to a tool annotated `destructiveHint: true`."""
+
+    @property
+    def connect_mode(self) -> str:
+        """The protocol setting as the SDK `Client(mode=...)` spells it."""
+        return "legacy" if self.protocol in HANDSHAKE_PROTOCOL_VERSIONS else self.protocol
+
+
+class StdioServer(_ServerBase):
+    """A local server started as a child process speaking MCP on stdin/stdout."""
+
+    command: Annotated[str, Field(min_length=1)]
+    args: list[Text] = Field(default_factory=list)
+    env: dict[str, ExpandedText] = Field(default_factory=dict)
+    cwd: Path | None = None
+
+
+class RemoteServer(_ServerBase):
+    """A server reached over HTTP (streamable HTTP, or legacy SSE)."""
+
+    url: str
+    transport: Literal["streamable-http", "sse"] | None = None
+    # repr=False: header values are credentials; a logged model must not show them.
+    headers: dict[str, ExpandedText] = Field(default_factory=dict, repr=False)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise PydanticCustomError(
+                "url_scheme", "'{value}' is not an http(s) URL", {"value": value}
+            )
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _transport_from_type(cls, data: Any) -> Any:
+        """Cursor and Claude Code spell the transport `type: "http" | "sse"`."""
+        if isinstance(data, dict) and "transport" not in data:
+            kind = data.get("type")
+            if kind in ("http", "streamable-http", "streamableHttp", "streamable_http"):
+                return {**data, "transport": "streamable-http"}
+            if kind == "sse":
+                return {**data, "transport": "sse"}
+        return data
+
+    @property
+    def effective_transport(self) -> Literal["streamable-http", "sse"]:
+        """The configured transport, else `sse` for a path ending in `/sse`."""
+        if self.transport is not None:
+            return self.transport
+        path = urlsplit(self.url).path.rstrip("/")
+        return "sse" if path.endswith("/sse") else "streamable-http"
+
+
+def server_kind(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        if "command" in value:
+            return "stdio"
+        if "url" in value:
+            return "remote"
+    if isinstance(value, StdioServer):
+        return "stdio"
+    if isinstance(value, RemoteServer):
+        return "remote"
+    return None
+
+
+KIND_MODELS: dict[str, tuple[type[_ServerBase], ...]] = {
+    "stdio": (StdioServer,),
+    "remote": (RemoteServer,),
+}
+
+ServerConfig = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[RemoteServer, Tag("remote")],
+    Discriminator(
+        server_kind,
+        custom_error_type="server_kind",
+        custom_error_message="the entry has neither `command` nor `url`",
+    ),
+]

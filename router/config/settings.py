@@ -1,0 +1,240 @@
+"""The `router` section (`RouterSettings` and its parts: `http`, `limits`, `store`,
+`policy`) and the whole file (`RouterConfig`), with the effective per-server values the
+two give together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from router.config.defaults import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_HTTP_PORT,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PING_INTERVAL,
+    DEFAULT_RESULT_TOKENS,
+)
+from router.config.fields import ExpandedText, Pattern
+from router.config.servers import (
+    EffectiveTimeouts,
+    RemoteServer,
+    ServerConfig,
+    StdioServer,
+    Timeouts,
+)
+from router.errors import ConfigError
+
+__all__ = [
+    "HttpSettings",
+    "Limits",
+    "Policy",
+    "RouterConfig",
+    "RouterSettings",
+    "StoreSettings",
+]
+
+
+class HttpSettings(BaseModel):
+    """The `router.http` section: the HTTP front of `serve --http` (CLI flags override)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: Annotated[str, Field(min_length=1)] = "127.0.0.1"
+    port: int = Field(default=DEFAULT_HTTP_PORT, ge=0, le=65535)
+    allowed_hosts: list[Pattern] = Field(default_factory=list)
+    """Host header values accepted besides the loopback names: `name`, `name:port`,
+    `name:*` (any port) or `*` (any host)."""
+    allowed_origins: list[Pattern] = Field(default_factory=list)
+    """Origin header values accepted besides loopback origins: `https://app.example`,
+    `http://name:*` (any port) or `*`. Requests without an Origin (non-browser) pass."""
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
+    """Larger request bodies are refused with 413."""
+
+
+class Limits(BaseModel):
+    """The `router.limits` section: what a tool result may cost the model's context."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result_tokens: int = Field(default=DEFAULT_RESULT_TOKENS, ge=0)
+    """Results longer than this many tokens are cut (0: no limit). The default is the limit
+    Claude Code applies to MCP tool output."""
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)).geturl()
+
+
+def _store_url(value: Any) -> Any:
+    """`router.store` may be just the URL: `"postgresql://..."`."""
+    return {"url": value} if isinstance(value, str) else value
+
+
+class StoreSettings(BaseModel):
+    """The `router.store` section: a shared PostgreSQL (with pgvector) that holds the tool
+    vectors and their HNSW index, so replicas embed nothing another already embedded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: ExpandedText = Field(repr=False)
+    """`postgresql://user:${PGPASSWORD}@host:5432/db` (libpq's URL form; `${VAR}` expands)."""
+    namespace: Annotated[str, Field(min_length=1, max_length=200)] = "default"
+    """Replicas that share a namespace share one index; another namespace is another catalog."""
+    search: Literal["auto", "exact", "hnsw"] = "auto"
+    """`exact`: each replica reads the vectors into memory and scans them all; `hnsw`: the
+    database's approximate index answers, no vectors held; `auto`: exact up to
+    `exact_max_tools` tools, HNSW above."""
+    exact_max_tools: int | None = Field(default=None, ge=0)
+    """The most tools `auto` scans exactly. None: the store's tuned default
+    (`DEFAULT_EXACT_MAX_TOOLS` in `router/store/tuning.py`)."""
+    ef_search: int | None = Field(default=None, ge=1, le=1000)
+    """pgvector's `hnsw.ef_search`: higher finds more of the exact top, slower (at least the
+    100 candidates that fusion reads are always asked for). None: the store's tuned default
+    (`DEFAULT_EF_SEARCH` in `router/store/tuning.py`)."""
+    connect_timeout: PositiveFloat = 10.0
+    """Seconds to reach the store at start (an unreachable store stops the router then)."""
+
+    @field_validator("exact_max_tools", "ef_search", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        # None stands for the store's default only when the key is left out: a written
+        # null is refused as it always was.
+        if value is None:
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, url: str) -> str:
+        if urlsplit(url).scheme not in ("postgresql", "postgres"):
+            raise PydanticCustomError(
+                "store_url",
+                "'{url}' is not a PostgreSQL URL; use postgresql://user@host:5432/database",
+                {"url": _without_password(url)},
+            )
+        return url
+
+
+Store = Annotated[StoreSettings, BeforeValidator(_store_url)]
+
+
+class Policy(BaseModel):
+    """The `router.policy` section: which tools may be called, and which ask first.
+
+    Each entry is a `server/tool` glob (as in `pin`) or a qualified name. `deny` wins over
+    everything; a tool matched by `confirm` asks the user through elicitation before each call;
+    a non-empty `allow` makes every tool it does not match denied."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[Pattern] = Field(default_factory=list)
+    deny: list[Pattern] = Field(default_factory=list)
+    confirm: list[Pattern] = Field(default_factory=list)
+
+
+class RouterSettings(BaseModel):
+    """The `router` section: how the routed server behaves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(default=5, ge=1, le=100)
+    pin: list[Pattern] = Field(default_factory=list)
+    """Tools always listed: qualified names (`time__get_current_time`) or `server/tool` globs."""
+    mode: Literal["search", "dynamic", "all"] = "search"
+    """`search` lists pins and the meta-tools; `dynamic` adds each session's last search;
+    `all` lists every tool (pass-through, for small setups and transparency checks)."""
+    model: Annotated[str, Field(min_length=1)] = "all-MiniLM-L6-v2"
+    cache_dir: Path | None = None
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    disabled: list[str] = Field(default_factory=list)
+    include: list[Pattern] = Field(default_factory=list)
+    exclude: list[Pattern] = Field(default_factory=list)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    steps: bool = False
+    """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
+    requests that need several tools, one more query embedding per clause."""
+    learn: bool = True
+    """Usage feedback: tools called after a search rise for similar queries later. The pairs
+    stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""
+    limits: Limits = Field(default_factory=Limits)
+    policy: Policy = Field(default_factory=Policy)
+    store: Store | None = None
+    """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
+    `cache_dir` and in-process exact search, which a single user needs nothing more than."""
+
+
+class RouterConfig(BaseModel):
+    """A whole configuration file; other top-level keys (a host's own settings) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    servers: dict[str, ServerConfig] = Field(
+        validation_alias=AliasChoices("mcpServers", "mcp_servers", "servers")
+    )
+    router: RouterSettings = Field(default_factory=RouterSettings)
+    source: Path | None = Field(default=None, exclude=True)
+    """The file this was loaded from, if any."""
+
+    @field_validator("servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
+        for name in servers:
+            if not name.strip() or "/" in name or any(ch.isspace() for ch in name):
+                raise PydanticCustomError(
+                    "server_name",
+                    "server name '{name}' must be non-empty, without '/' or spaces",
+                    {"name": name},
+                )
+        return servers
+
+    @model_validator(mode="after")
+    def _disabled_names_exist(self) -> RouterConfig:
+        for index, name in enumerate(self.router.disabled):
+            if name not in self.servers:
+                known = ", ".join(sorted(self.servers)) or "none"
+                raise ConfigError(
+                    f"router.disabled[{index}]: '{name}' is not a server in mcpServers "
+                    f"(known: {known}). Fix: correct the name or remove it."
+                )
+        return self
+
+    def enabled_servers(self) -> dict[str, StdioServer | RemoteServer]:
+        """Servers to start: all less `router.disabled` and entries with `disabled: true`."""
+        off = set(self.router.disabled)
+        return {
+            name: server
+            for name, server in self.servers.items()
+            if name not in off and not server.disabled
+        }
+
+    def result_tokens_for(self, name: str) -> int:
+        """The server's own `result_tokens`, else `router.limits.result_tokens` (0: no limit)."""
+        own = self.servers[name].result_tokens
+        return self.router.limits.result_tokens if own is None else own
+
+    def timeouts_for(self, name: str) -> EffectiveTimeouts:
+        """The server's own timeouts, else `router.timeouts`, else the built-in defaults."""
+        own = self.servers[name].timeouts
+        default = self.router.timeouts
+        return EffectiveTimeouts(
+            connect=own.connect or default.connect or DEFAULT_CONNECT_TIMEOUT,
+            call=own.call or default.call or DEFAULT_CALL_TIMEOUT,
+            ping=own.ping or default.ping or DEFAULT_PING_INTERVAL,
+        )

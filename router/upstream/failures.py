@@ -1,0 +1,87 @@
+"""How failures at the upstream boundary become the router's upstream errors.
+
+What the SDK, pydantic and anyio raise while the router waits on an upstream is mapped once,
+here, to the most specific `UpstreamError` (`router.errors`): `UpstreamTimeout` for no answer
+in time, `UpstreamUnavailable` for a connection that is gone, `UpstreamProtocolError` for an
+answer that is not valid MCP. An `MCPError` the upstream itself sent passes through
+unchanged, its code kept. `describe` turns whatever ended a connection into the one line
+the log and the status show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from router.errors import (
+    UpstreamError,
+    UpstreamProtocolError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+
+_T = TypeVar("_T")
+_PROTOCOL_FAILURES = (MCPError, ValidationError, RuntimeError, UpstreamProtocolError)
+
+
+async def send_mapped(
+    upstream: str,
+    what: str,
+    send: Callable[[], Awaitable[_T]],
+    *,
+    limit: float,
+    ended: anyio.Event,
+    replaced: Callable[[], bool],
+) -> _T:
+    """Await `send()` within `limit` seconds; map its failures to `UpstreamError`s.
+
+    `what` names the request in the messages; `ended` is the end of the connection the
+    request went out on, and `replaced()` says whether the owner task has let go of that
+    connection since.
+    """
+    try:
+        with anyio.fail_after(limit):
+            return await send()
+    except TimeoutError:
+        raise UpstreamTimeout(upstream, f"{what}: no answer within {limit:g}s") from None
+    except MCPError as exc:
+        # The SDK synthesizes CONNECTION_CLOSED when the pipe ends; an upstream may also
+        # send that code itself, so only a connection we saw end counts as "down".
+        if exc.code == types.CONNECTION_CLOSED and (ended.is_set() or replaced()):
+            raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
+        raise
+    except ValidationError as exc:
+        raise UpstreamProtocolError(upstream, f"{what}: invalid result: {exc}") from exc
+    except RuntimeError as exc:
+        if replaced():
+            raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
+        raise UpstreamProtocolError(upstream, f"{what}: {exc}") from exc
+
+
+def connect_timeout(upstream: str, phase: str, limit: float) -> UpstreamTimeout:
+    """No answer in `phase` (handshake, server/discover, listing) within the connect timeout."""
+    return UpstreamTimeout(upstream, f"no answer ({phase}) within the {limit:g}s connect timeout")
+
+
+def is_protocol_failure(error: BaseException) -> bool:
+    """Whether a failed connect looks like the upstream not speaking the mode it was asked
+    in (rather than a process or network failure)."""
+    return isinstance(error, _PROTOCOL_FAILURES)
+
+
+def describe(error: BaseException) -> str:
+    """A one-line reason for the log and the status; unwraps single-error groups."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if isinstance(error, UpstreamError):
+        return str(error).split(": ", 1)[-1]
+    if isinstance(error, FileNotFoundError):
+        return f"cannot start: {error.strerror}: {error.filename}"
+    if isinstance(error, MCPError):
+        return f"error {error.code}: {error.error.message}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
