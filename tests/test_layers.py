@@ -22,6 +22,7 @@ PACKAGE = ROOT / "router"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 SDK_PACKAGES = ("mcp", "mcp_types")
 _LAYER_LINE = re.compile(r"^\s*(\d+)\s+([a-z-]+)\s+(router\S*(?:\s+router\S*)*)\s*$")
+_SIBLINGS_LINE = re.compile(r"^\s*(router\S*)\s+(router\S*)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +84,20 @@ def all_imports() -> list[Import]:
     return [found for name, path in known.items() for found in imports_of(name, path, known)]
 
 
+def _layer_table(text: str) -> str:
+    section = text.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
+    return section.split("```", 2)[1]
+
+
+def documented_siblings(text: str) -> list[tuple[str, str]]:
+    """The pairs of packages that never import each other, after the table's `siblings` line."""
+    rest = _layer_table(text).split("\nsiblings", 1)[1]
+    return [(m.group(1), m.group(2)) for m in map(_SIBLINGS_LINE.match, rest.splitlines()) if m]
+
+
 def documented_layers(text: str) -> dict[str, Layer]:
     """Module prefix -> layer, from the fenced table under `## Layers`."""
-    section = text.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
-    table = section.split("```", 2)[1]
+    table = _layer_table(text)
     layers: dict[str, Layer] = {}
     for line in table.splitlines():
         match = _LAYER_LINE.match(line)
@@ -181,6 +192,10 @@ def _router_edges(found: list[Import], unit: bool) -> dict[str, set[str]]:
     return edges
 
 
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
 SDK_SPEAKERS = ("router.sdk", "router.server", "router.upstream")
 """The modules that may import the MCP SDK: the two edges and the seam they share."""
 
@@ -190,7 +205,7 @@ def sdk_outside_the_edges(found: list[Import]) -> list[str]:
         f"{e.module} (line {e.line}) imports {e.target}"
         for e in found
         if e.target.split(".")[0] in SDK_PACKAGES
-        and not any(e.module == a or e.module.startswith(a + ".") for a in SDK_SPEAKERS)
+        and not any(_within(e.module, speaker) for speaker in SDK_SPEAKERS)
     ]
 
 
@@ -214,6 +229,23 @@ def test_no_module_imports_from_a_higher_layer(
 ) -> None:
     problems = upward_imports(found, layers)
     assert not problems, "imports that run upward:\n" + "\n".join(problems)
+
+
+def sibling_imports(found: list[Import], siblings: list[tuple[str, str]]) -> list[str]:
+    return [
+        f"{e.module} (line {e.line}) imports {e.target}"
+        for one, other in siblings
+        for e in found
+        if (_within(e.module, one) and _within(e.target, other))
+        or (_within(e.module, other) and _within(e.target, one))
+    ]
+
+
+def test_siblings_never_import_each_other(found: list[Import]) -> None:
+    siblings = documented_siblings(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert siblings, "docs/architecture.md#layers names no siblings"
+    problems = sibling_imports(found, siblings)
+    assert not problems, "siblings that must not import each other:\n" + "\n".join(problems)
 
 
 def test_no_modules_import_each_other_in_a_cycle(found: list[Import]) -> None:
@@ -259,3 +291,7 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     ]
     assert cycles(_router_edges(edges, unit=True)) == [["router.high", "router.low"]]
     assert sdk_outside_the_edges(edges) == ["router.high (line 1) imports mcp_types"]
+    assert sibling_imports(edges, [("router.low", "router.high")]) == [
+        "router.high (line 2) imports router.low.a",
+        "router.low.a (line 3) imports router.high",
+    ]
