@@ -6,6 +6,7 @@
   x DataError            (a catalog or query file that cannot be read)
   x UpstreamError        (carries the upstream id)
     + UpstreamUnavailable / UpstreamTimeout / UpstreamProtocolError
+    + SignInNeeded       (OAuth-protected, no usable credentials; says how to sign in)
   x InvalidParams        (a request's parameters name nothing or break a schema; carries data)
     + ToolNotFound       (with suggestions)
     + ArgumentsInvalid   (with every problem; raised by router.server.validation)
@@ -135,3 +136,12 @@ class UpstreamTimeout(UpstreamError):
 
 class UpstreamProtocolError(UpstreamError):
     """The upstream answered with something that is not valid MCP."""
+
+
+class SignInNeeded(UpstreamError):
+    """The upstream is OAuth-protected and has no usable credentials: a person must sign in
+    (`hint` says how)."""
+
+    def __init__(self, upstream: str, hint: str) -> None:
+        super().__init__(upstream, f"sign-in needed: {hint}")
+        self.hint = hint

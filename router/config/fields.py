@@ -8,10 +8,10 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
+from pydantic import AfterValidator, BeforeValidator, Field, SecretStr, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-__all__ = ["ExpandedText", "Pattern", "Text"]
+__all__ = ["ExpandedSecret", "ExpandedText", "Pattern", "Text"]
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -48,3 +48,11 @@ def _expand_vars(value: str, info: ValidationInfo) -> str:
 Text = Annotated[str, BeforeValidator(_scalar_to_str)]
 ExpandedText = Annotated[str, BeforeValidator(_scalar_to_str), AfterValidator(_expand_vars)]
 Pattern = Annotated[str, Field(min_length=1)]
+
+
+def _expand_secret(value: Any, info: ValidationInfo) -> Any:
+    return _expand_vars(value, info) if isinstance(value, str) else value
+
+
+ExpandedSecret = Annotated[SecretStr, BeforeValidator(_expand_secret)]
+"""A credential (`${VAR}` expanded): a `repr`, a log line or a validation error never shows it."""

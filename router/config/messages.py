@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from router.config.oauth import OAuthSettings
 from router.config.servers import (
     FOREIGN_KEYS,
     KIND_MODELS,
@@ -141,12 +142,16 @@ def _closest(key: str, candidates: Iterable[str]) -> str | None:
 
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
-    """Only the closed models can reject a key: `timeouts` objects, `router.http`, `router`."""
+    """Only the closed models can reject a key: `timeouts` objects, `router.http`, `router`,
+    a remote entry's `oauth` (whose keys are written as Claude Code spells them)."""
     closed: dict[int | str, type[BaseModel]] = {
         "timeouts": Timeouts,
         "http": HttpSettings,
         "limits": Limits,
         "policy": Policy,
+        "oauth": OAuthSettings,
     }
     model = closed.get(loc[-1], RouterSettings) if loc else RouterSettings
+    if model is OAuthSettings:
+        return [field.alias or name for name, field in model.model_fields.items()]
     return list(model.model_fields)

@@ -28,6 +28,7 @@ from router.config.defaults import (
     DEFAULT_PING_INTERVAL,
 )
 from router.config.fields import ExpandedText, Pattern, Text
+from router.config.oauth import OAuthSettings
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
@@ -56,7 +57,7 @@ FOREIGN_KEYS = frozenset(
         "name",
         "icon",
         "notes",
-        "oauth",
+        "oauth",  # a stdio entry's; a remote entry's is `RemoteServer.oauth`
         "trust",  # Gemini CLI
         "authProviderType",
         "dev",  # VS Code
@@ -145,6 +146,9 @@ class RemoteServer(_ServerBase):
     transport: Literal["streamable-http", "sse"] | None = None
     # repr=False: header values are credentials; a logged model must not show them.
     headers: dict[str, ExpandedText] = Field(default_factory=dict, repr=False)
+    oauth: OAuthSettings | None = None
+    """How to sign in when the server asks (`router/config/oauth.py`); without it the router
+    still signs in on a 401, registering itself."""
 
     @field_validator("url")
     @classmethod

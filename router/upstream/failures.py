@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from router.errors import (
+    SignInNeeded,
     UpstreamError,
     UpstreamProtocolError,
     UpstreamTimeout,
@@ -74,8 +75,31 @@ def is_protocol_failure(error: BaseException) -> bool:
     return isinstance(error, _PROTOCOL_FAILURES)
 
 
+def sign_in_needed(error: BaseException) -> SignInNeeded | None:
+    """The `SignInNeeded` that ended a connection, wherever the SDK's task groups and the
+    httpx auth flow wrapped it."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SignInNeeded):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)
+    return None
+
+
 def describe(error: BaseException) -> str:
     """A one-line reason for the log and the status; unwraps single-error groups."""
+    needed = sign_in_needed(error)
+    if needed is not None:
+        return str(needed).split(": ", 1)[-1]
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     if isinstance(error, UpstreamError):

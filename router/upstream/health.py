@@ -25,6 +25,7 @@ class Health:
         self.last_stderr: str | None = None
         self.retry_at: float | None = None
         self.healthy_since: float | None = None
+        self.sign_in_needed = False
 
     def _enter(self, state: UpstreamState) -> None:
         self.state = state
@@ -43,10 +44,14 @@ class Health:
         self.settled = True
         self.last_error = None
         self.last_stderr = None
+        self.sign_in_needed = False
         self._enter(UpstreamState.HEALTHY)
 
-    def failed(self, error: str, stderr: str | None, retry_in: float) -> None:
+    def failed(
+        self, error: str, stderr: str | None, retry_in: float, sign_in_needed: bool = False
+    ) -> None:
         """The connection ended or never came up; the next attempt is `retry_in` s away."""
+        self.sign_in_needed = sign_in_needed
         self.last_error = error
         self.last_stderr = stderr
         self.retry_at = anyio.current_time() + retry_in

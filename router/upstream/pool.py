@@ -12,8 +12,10 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from router.catalog import ToolSpec
-from router.config import RouterConfig
+from router.config import RemoteServer, RouterConfig
+from router.embedding.cache import default_cache_dir
 from router.errors import ToolNotFound
+from router.upstream.auth.upstreams import UpstreamAuth, login_hint
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.filtering import ToolFilter
 from router.upstream.host_requests import HostRequests, InputAnswers
@@ -47,6 +49,7 @@ class UpstreamPool:
         if memory is None:
             cache_dir = config.router.cache_dir
             memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
+        credentials_dir = config.router.cache_dir or default_cache_dir()
         self._upstreams = {
             name: Upstream(
                 name,
@@ -58,6 +61,11 @@ class UpstreamPool:
                 memory=memory,
                 backoff=backoff,
                 host=host,
+                auth=(
+                    UpstreamAuth(name, server, credentials_dir, login_hint(name, config.source))
+                    if isinstance(server, RemoteServer)
+                    else None
+                ),
             )
             for name, server in config.enabled_servers().items()
         }

@@ -41,6 +41,9 @@ class UpstreamStatus:
     text, for people: `inspect` shows it; never sent to a model)."""
     retry_in: float | None = None
     """Seconds until the next attempt, while unhealthy."""
+    sign_in_needed: bool = False
+    """The upstream is OAuth-protected and has no usable credentials (`last_error` says how
+    to sign in)."""
 
     @property
     def healthy(self) -> bool:

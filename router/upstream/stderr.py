@@ -1,4 +1,5 @@
-"""A stdio child's stderr, line by line, into the router's log (never onto stdout).
+"""An upstream's own output in the router's log: a stdio child's stderr, line by line (never
+onto stdout), and the levels of its log notifications.
 
 The SDK hands `errlog` to the child as its stderr file, so it must be a real file
 descriptor: a pipe whose read end a task drains without blocking the loop.
@@ -116,3 +117,21 @@ async def stderr_to_log(upstream: str, tail: StderrTail | None = None) -> AsyncI
     finally:
         anyio.notify_closing(read_fd)
         os.close(read_fd)
+
+
+# MCP's syslog levels (`notifications/message`) in Python's terms.
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def python_level(level: str) -> int:
+    """The logging level an upstream's log message of MCP level `level` is logged at."""
+    return _LOG_LEVELS.get(level, logging.INFO)

@@ -58,9 +58,11 @@ async def open_transport(
     server: StdioServer | RemoteServer,
     ended: anyio.Event,
     stderr_tail: StderrTail | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Connect to one upstream; `ended` is set when the connection drops, and a stdio
     child's last stderr lines are kept in `stderr_tail` (complete once this has exited).
+    `auth` signs a remote upstream's requests (`router.upstream.auth`).
 
     Enter and exit it in one task: it owns a task group and, for stdio, a child process.
     """
@@ -72,11 +74,16 @@ async def open_transport(
         ):
             yield _WatchedReadStream(read, ended), write
     elif server.effective_transport == "sse":
-        async with sse_client(server.url, headers=dict(server.headers)) as (read, write):
+        async with sse_client(server.url, headers=dict(server.headers), auth=auth) as (
+            read,
+            write,
+        ):
             yield _WatchedReadStream(read, ended), write
     else:
         async with (
-            httpx2.AsyncClient(headers=dict(server.headers), timeout=HTTP_TIMEOUT) as http,
+            httpx2.AsyncClient(
+                headers=dict(server.headers), timeout=HTTP_TIMEOUT, auth=auth
+            ) as http,
             streamable_http_client(server.url, http_client=http) as (read, write),
         ):
             yield _WatchedReadStream(read, ended), write

@@ -31,9 +31,16 @@ from router.catalog import ToolSpec
 from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
 from router.errors import ToolNotFound, UpstreamProtocolError, UpstreamUnavailable
+from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.convert import server_description, tool_spec
-from router.upstream.failures import connect_timeout, describe, is_protocol_failure, send_mapped
+from router.upstream.failures import (
+    connect_timeout,
+    describe,
+    is_protocol_failure,
+    send_mapped,
+    sign_in_needed,
+)
 from router.upstream.filtering import ToolFilter
 from router.upstream.health import Health
 from router.upstream.host_requests import HostCallbacks, HostRequests, InputAnswers
@@ -49,7 +56,7 @@ from router.upstream.negotiation import (
 from router.upstream.relisting import Relisting
 from router.upstream.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
-from router.upstream.stderr import StderrTail
+from router.upstream.stderr import StderrTail, python_level
 from router.upstream.transport import open_transport, transport_name
 
 logger = logging.getLogger(__name__)
@@ -61,16 +68,6 @@ ToolsChanged = Callable[[str, tuple[ToolSpec, ...]], Awaitable[None]]
 StatusChanged = Callable[[UpstreamStatus], None]
 
 _T = TypeVar("_T")
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 class Upstream:
@@ -88,8 +85,10 @@ class Upstream:
         memory: ProtocolMemory | None = None,
         backoff: BackoffPolicy | None = None,
         host: HostRequests | None = None,
+        auth: UpstreamAuth | None = None,
     ) -> None:
         self.name = name
+        self._auth = auth
         self.server = server
         self.timeouts = timeouts or EffectiveTimeouts()
         self._filter = tool_filter or ToolFilter()
@@ -139,6 +138,7 @@ class Upstream:
             last_error=health.last_error,
             last_stderr=health.last_stderr,
             retry_in=health.retry_in(),
+            sign_in_needed=health.sign_in_needed,
         )
 
     @property
@@ -314,7 +314,9 @@ class Upstream:
                     failures = 0
                 failures += 1
                 delay = 0.0 if self._retry_now.is_set() else self._backoff.delay(failures)
-                self._health.failed(describe(error), self._stderr.text(), delay)
+                self._health.failed(
+                    describe(error), self._stderr.text(), delay, sign_in_needed(error) is not None
+                )
                 logger.warning(
                     "upstream %s: %s; retry %d in %.1fs",
                     self.name,
@@ -343,10 +345,11 @@ class Upstream:
             adopt=self._relisted,
             publish_tools=self._publish_tools,
         )
+        auth = await self._auth.for_connection() if self._auth is not None else None
         began = anyio.current_time()
         phase = "handshake"
         client = Client(
-            open_transport(self.name, self.server, ended, self._stderr),
+            open_transport(self.name, self.server, ended, self._stderr, auth),
             mode=mode,
             cache=None,  # the router caches listings itself; every re-list must be fresh
             client_info=CLIENT_INFO,
@@ -456,7 +459,7 @@ class Upstream:
         return handle
 
     async def _log_upstream(self, params: types.LoggingMessageNotificationParams) -> None:
-        level = _LOG_LEVELS.get(params.level, logging.INFO)
+        level = python_level(params.level)
         logger.log(level, "[%s] %s", self.name, params.data)
         if self._host is not None:
             await self._host.log(self.name, params)

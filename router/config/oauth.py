@@ -1,0 +1,97 @@
+"""A remote entry's `oauth` section: how the router signs in to an OAuth-protected upstream.
+
+Claude Code's own fields read as they are (`clientId`, `callbackPort`, `scopes` as one
+space-separated string, `authServerMetadataUrl`); the router adds `clientSecret`,
+`clientMetadataUrl` (a Client ID Metadata Document), `tokenEndpointAuthMethod`, and
+`grant: "client_credentials"` with `clientSecret` or `privateKey` for machine-to-machine
+upstreams. Secrets are `SecretStr` and usually `${VAR}`. A remote entry without the section
+still signs in when its server asks (a 401): discovery, then a CIMD or dynamic registration.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from router.config.fields import ExpandedSecret, ExpandedText
+
+__all__ = ["OAuthSettings"]
+
+
+class OAuthSettings(BaseModel):
+    """Sign-in to one remote upstream (keys in camelCase as Claude Code writes them, or
+    snake_case)."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    client_id: ExpandedText | None = None
+    """A client registered with the authorization server beforehand (skips registration)."""
+    client_secret: ExpandedSecret | None = Field(default=None, repr=False)
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
+    """The loopback port of the redirect (`http://127.0.0.1:PORT/callback`); else a free one,
+    kept for the next sign-in since a registered redirect URI names its port."""
+    scopes: list[str] | None = None
+    """Scopes to ask for instead of those the server advertises (a list, or one
+    space-separated string as Claude Code writes it)."""
+    client_metadata_url: str | None = None
+    """An https URL of this client's metadata document (CIMD), used as its client id where
+    the authorization server supports it."""
+    auth_server_metadata_url: str | None = None
+    """Claude Code's discovery override; read and kept, but discovery runs as the
+    specification says (protected resource metadata first)."""
+    token_endpoint_auth_method: (
+        Literal["none", "client_secret_basic", "client_secret_post"] | None
+    ) = None
+    """How a pre-registered client authenticates at the token endpoint (default: basic
+    with a secret, none without)."""
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key: ExpandedSecret | None = Field(default=None, repr=False)
+    """Client credentials with `private_key_jwt`: the PEM key that signs the assertion."""
+    signing_algorithm: str = "ES256"
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _split_scopes(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
+
+    @field_validator("client_metadata_url", "auth_server_metadata_url")
+    @classmethod
+    def _https_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+            raise PydanticCustomError(
+                "oauth_url",
+                "'{value}' is not an https URL with a path",
+                {"value": value},
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _grant_needs(self) -> OAuthSettings:
+        if self.grant == "client_credentials":
+            if self.client_id is None:
+                raise PydanticCustomError(
+                    "oauth_grant", "grant client_credentials needs clientId", {}
+                )
+            if (self.client_secret is None) == (self.private_key is None):
+                raise PydanticCustomError(
+                    "oauth_grant",
+                    "grant client_credentials needs either clientSecret or privateKey",
+                    {},
+                )
+        elif self.private_key is not None:
+            raise PydanticCustomError(
+                "oauth_grant", "privateKey is for grant client_credentials only", {}
+            )
+        return self
+
+    @property
+    def scope(self) -> str | None:
+        """The scopes as one OAuth `scope` string."""
+        return " ".join(self.scopes) if self.scopes else None
