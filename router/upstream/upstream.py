@@ -345,7 +345,9 @@ class Upstream:
             adopt=self._relisted,
             publish_tools=self._publish_tools,
         )
-        auth = await self._auth.for_connection() if self._auth is not None else None
+        auth = None
+        if self._auth is not None:
+            auth = await self._auth.for_connection(self._host, lambda: self._client is not None)
         began = anyio.current_time()
         phase = "handshake"
         client = Client(

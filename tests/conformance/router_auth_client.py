@@ -43,6 +43,18 @@ def router_config(url: str, context: dict[str, Any], cache_dir: Path) -> dict[st
     }
 
 
+def open_sign_in(request: dict[str, Any]) -> dict[str, Any]:
+    """A host with URL elicitation: the person opens the URL and signs in."""
+    params = request.get("params", {})
+    if params.get("mode") != "url":
+        return {"action": "decline"}
+    print(f"host: opening {params['url'][:80]}...", file=sys.stderr)
+    opened = subprocess.run(
+        [sys.executable, "-m", "tests.conformance.follow_redirects", params["url"]]
+    )
+    return {"action": "accept" if opened.returncode == 0 else "cancel"}
+
+
 def drive_serve(config_file: Path) -> int:
     """initialize, tools/list, tools/call of the first tool, as a host over stdio."""
     process = subprocess.Popen(
@@ -53,13 +65,17 @@ def drive_serve(config_file: Path) -> int:
     )
     assert process.stdin is not None and process.stdout is not None
 
-    def ask(message_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        line = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
-        process.stdin.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
+    def send(message: dict[str, Any]) -> None:
+        process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
         process.stdin.flush()  # type: ignore[union-attr]
+
+    def ask(message_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        send({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params})
         while True:
             answer: dict[str, Any] = json.loads(process.stdout.readline())  # type: ignore[union-attr]
-            if answer.get("id") == message_id:
+            if answer.get("method") == "elicitation/create" and "id" in answer:
+                send({"jsonrpc": "2.0", "id": answer["id"], "result": open_sign_in(answer)})
+            elif answer.get("id") == message_id and "method" not in answer:
                 return answer
 
     try:
@@ -68,7 +84,7 @@ def drive_serve(config_file: Path) -> int:
             "initialize",
             {
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": {"elicitation": {"url": {}}},
                 "clientInfo": {"name": "conformance-host", "version": "1"},
             },
         )

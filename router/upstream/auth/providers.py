@@ -10,7 +10,9 @@ else the entry gets no provider, and a 401 stays a 401.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -31,8 +33,23 @@ from router.config.oauth import OAuthSettings
 from router.upstream.auth.callback import redirect_uri
 from router.upstream.auth.signin import SignIn
 from router.upstream.auth.storage import TokenFiles
+from router.upstream.failures import sign_in_needed
 
 CLIENT_NAME = "mcp-router"
+
+
+class _QuietSignInNeeded(logging.Filter):
+    """The SDK logs every failed flow with its traceback; one that stops because a person
+    must sign in is a state the router reports itself, once, in plain words."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or sign_in_needed(error) is None
+
+
+@cache
+def _quiet_sdk_flow_log() -> None:
+    logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInNeeded())
 
 
 def may_carry_tokens(url: str) -> bool:
@@ -116,6 +133,7 @@ def upstream_auth(
     """The auth flow for `server`'s HTTP client; None where tokens must not be sent."""
     if has_static_authorization(server) or not may_carry_tokens(server.url):
         return None
+    _quiet_sdk_flow_log()
     oauth = server.oauth or OAuthSettings()
     if oauth.grant == "client_credentials":
         return _client_credentials(server, files, oauth)

@@ -2,23 +2,28 @@
 
 `BrowserSignIn` is `mcp-router auth login`: it opens the URL with Python's `webbrowser` (so the
 standard `BROWSER` variable picks the program; `--no-browser` prints it instead) and takes the
-redirect on a loopback listener. `NoSignIn` is a router serving with nobody to ask: the first
-redirect ends the connection attempt with `SignInNeeded`, naming the command that fixes it.
+redirect on a loopback listener. `HostSignIn` is a serving router: it asks the host to open
+the URL (URL-mode elicitation, what the specification made it for) and takes the redirect the
+same way, so the upstream comes up without a restart. With no host that can, or one that
+declines, the attempt ends with `SignInNeeded`, naming the command that fixes it (`NoSignIn`).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import webbrowser
 from collections.abc import Callable
 from typing import Protocol
 
 import anyio
 import anyio.to_thread
+import mcp_types as types
 from mcp.shared.auth import AuthorizationCodeResult
 
 from router.errors import SignInNeeded
-from router.upstream.auth.callback import LoopbackCallback
+from router.upstream.auth.callback import LoopbackCallback, listening
+from router.upstream.host_requests import HostRequests
 
 logger = logging.getLogger(__name__)
 
@@ -78,3 +83,63 @@ class BrowserSignIn:
     async def callback(self) -> AuthorizationCodeResult:
         with anyio.fail_after(SIGN_IN_TIMEOUT):
             return await self._listener.result()
+
+
+OUT_OF_CALL_PROMPT_INTERVAL = 600.0
+"""Seconds between two sign-in prompts for one upstream that no call is waiting on (its
+reconnection attempts), so a person who declined is not asked at every retry."""
+
+
+class HostSignIn:
+    """Serving: the host opens the authorization URL (URL-mode elicitation) and the redirect
+    comes back to a loopback listener that runs only while the sign-in waits for it."""
+
+    def __init__(
+        self,
+        upstream: str,
+        host: HostRequests,
+        port: int,
+        hint: str,
+        last_prompt: list[float],
+        connected: Callable[[], bool],
+    ) -> None:
+        """`last_prompt` is the upstream's own one-item record of when a prompt last went
+        out (anyio clock), shared by its connection attempts; `connected()` says whether the
+        upstream is up (a step-up during a call) rather than still trying to connect."""
+        self.upstream = upstream
+        self._host = host
+        self._port = port
+        self._hint = hint
+        self._last_prompt = last_prompt
+        self._connected = connected
+        self._url: str | None = None
+
+    async def redirect(self, authorization_url: str) -> None:
+        self._url = authorization_url  # asked for in `callback`, once the listener runs
+
+    async def callback(self) -> AuthorizationCodeResult:
+        url = self._url
+        now = anyio.current_time()
+        recently = now - self._last_prompt[0] < OUT_OF_CALL_PROMPT_INTERVAL
+        if url is None or (recently and not self._connected()):
+            raise SignInNeeded(self.upstream, self._hint)
+        self._last_prompt[0] = now
+        request = types.ElicitRequest(
+            params=types.ElicitRequestURLParams(
+                message=f"Sign in to {self.upstream} so that its tools can be used.",
+                url=url,
+                elicitation_id=secrets.token_urlsafe(16),
+            )
+        )
+        async with listening(self._port) as listener:
+            answer = await self._host.ask(
+                self.upstream, request, types.ElicitResult, SIGN_IN_TIMEOUT
+            )
+            if isinstance(answer, types.ErrorData):
+                logger.info("upstream %s: sign-in not asked: %s", self.upstream, answer.message)
+                raise SignInNeeded(self.upstream, self._hint)
+            if answer.action != "accept":
+                outcome = "declined" if answer.action == "decline" else "cancelled"
+                raise SignInNeeded(self.upstream, f"the sign-in was {outcome}; {self._hint}")
+            with anyio.fail_after(SIGN_IN_TIMEOUT):
+                return await listener.result()

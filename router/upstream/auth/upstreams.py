@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx2
@@ -14,7 +16,8 @@ from router.upstream.auth.providers import (
     token_files,
     upstream_auth,
 )
-from router.upstream.auth.signin import NoSignIn, SignIn
+from router.upstream.auth.signin import HostSignIn, NoSignIn, SignIn
+from router.upstream.host_requests import HostRequests
 
 
 def login_hint(name: str, config_file: Path | None) -> str:
@@ -25,21 +28,28 @@ def login_hint(name: str, config_file: Path | None) -> str:
 
 class UpstreamAuth:
     """A fresh provider per connection attempt, so tokens another process stored since
-    (`mcp-router auth login`) are read; a redirect with nobody to ask is `SignInNeeded`."""
+    (`mcp-router auth login`) are read. A sign-in is asked of the host where one can show a
+    URL (`HostSignIn`); with nobody to ask, the attempt ends with `SignInNeeded`."""
 
     def __init__(self, name: str, server: RemoteServer, cache_dir: Path, hint: str) -> None:
         self.name = name
         self.server = server
         self.files = token_files(cache_dir, server)
         self.hint = hint
+        self._last_prompt = [-math.inf]
 
-    async def for_connection(self, sign_in: SignIn | None = None) -> httpx2.Auth | None:
+    async def for_connection(
+        self, host: HostRequests | None, connected: Callable[[], bool]
+    ) -> httpx2.Auth | None:
         oauth = self.server.oauth
         port = (
             (oauth.callback_port if oauth else None)
             or await stored_redirect_port(self.files)
             or free_port()
         )
-        return upstream_auth(
-            self.server, self.files, sign_in or NoSignIn(self.name, self.hint), Redirect(port)
+        sign_in: SignIn = (
+            HostSignIn(self.name, host, port, self.hint, self._last_prompt, connected)
+            if host is not None
+            else NoSignIn(self.name, self.hint)
         )
+        return upstream_auth(self.server, self.files, sign_in, Redirect(port))
