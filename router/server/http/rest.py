@@ -89,12 +89,14 @@ async def healthz(request: Request, response: Response) -> Health:
     if not ready:
         response.status_code = 503
     statuses = state.pool.statuses().values()
+    needing = {s.name: s.last_error or "sign-in needed" for s in statuses if s.sign_in_needed}
     return Health(
         status="ready" if ready else "starting",
         tools=len(state.snapshot.catalog),
         upstreams=len(statuses),
         healthy_upstreams=sum(s.healthy for s in statuses),
         pending=state.pending_upstreams(),
+        sign_in_needed=needing,
         sessions=front["mcp"].open_sessions,
         store=StoreHealth.model_validate(state.store.status().as_json()),
     )

@@ -101,6 +101,11 @@ class UpstreamHealth(BaseModel):
     attempts: int = Field(description="connection attempts so far")
     last_error: str | None
     retry_in: float | None = Field(description="seconds to the next attempt, while unhealthy")
+    sign_in_needed: bool = Field(
+        default=False,
+        description="OAuth-protected with no usable credentials: `last_error` names the "
+        "`mcp-router auth login` command that signs it in",
+    )
 
 
 class CatalogTool(BaseModel):
@@ -127,6 +132,10 @@ class Health(BaseModel):
     upstreams: int
     healthy_upstreams: int
     pending: list[str]
+    sign_in_needed: dict[str, str] = Field(
+        default_factory=dict,
+        description="upstreams that need a person to sign in (OAuth), each with the fix",
+    )
     sessions: int = Field(
         description="MCP sessions open now: streamable-HTTP sessions (from the `initialize` "
         "that opens one until the client's DELETE, the idle timeout or shutdown closes it) "

@@ -144,6 +144,7 @@ def catalog(state: RouterState, fmt: ToolFormat) -> ToolsResponse:
             attempts=status.attempts,
             last_error=status.last_error,
             retry_in=status.retry_in,
+            sign_in_needed=status.sign_in_needed,
         )
         for name, status in statuses.items()
     ]
