@@ -62,7 +62,8 @@ typecheck: test-setup
 test-deps:
 	bash scripts/install-test-servers.sh
 
-# The official MCP conformance suite and the node 22 it needs, into .cache/conformance.
+# The official MCP conformance suite and the node 22 it needs: 0.1.16 into .cache/conformance
+# (server scenarios), the 0.2.0 line into .cache/conformance-next (client authorization).
 conformance-deps:
 	bash scripts/install-conformance.sh
 

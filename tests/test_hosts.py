@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
-from router.hosts import jsonc, toml_edit
+from router.config.fields import ExpandedSecret, ExpandedText
+from router.config.oauth import OAuthSettings
+from router.hosts import codex, cursor, jsonc, oauth, toml_edit
 from router.hosts.base import Places
 from router.hosts.discovery import host_files, install_target
 from router.hosts.entries import Variables, convert, input_variable, launches_router
@@ -156,3 +159,87 @@ def test_vscode_install_goes_to_settings_only_when_only_settings_has_servers(
     with_servers = {"mcp": {"servers": {"a": {"command": "x"}}}}
     assert install_target(places, "vscode", with_servers).path.name == "settings.json"
     assert install_target(places, "vscode", {}).path.name == "mcp.json"
+
+
+def test_the_oauth_keys_carried_are_the_routers() -> None:
+    fields = OAuthSettings.model_fields
+    assert set(oauth.KEYS) == {field.alias for field in fields.values()}
+    assert {oauth.NAMES[name] for name in fields} == set(oauth.KEYS)  # snake_case too
+    expanding = {ExpandedText, ExpandedSecret}  # the router fills in `${VAR}` in these
+    assert {
+        field.alias for field in fields.values() if expanding & set(get_args(field.annotation))
+    } == oauth.EXPANDED
+
+
+def test_convert_carries_oauth_in_the_routers_spelling() -> None:
+    entry, notes = convert(
+        {
+            "type": "http",
+            "url": "https://mcp.example.com/mcp",
+            "oauth": {
+                "clientId": "abc",
+                "client_secret": "${SECRET}",
+                "authServerMetadataUrl": "https://auth.example.com/${TENANT}/meta",
+                "audience": "api",
+            },
+        },
+        _variables(),
+    )
+    assert entry["oauth"] == {
+        "clientId": "abc",
+        "clientSecret": "${SECRET}",  # a reference stays a reference
+        "authServerMetadataUrl": "https://auth.example.com/${TENANT}/meta",
+    }
+    assert "left out: oauth.audience (the router's oauth has no such setting)" in notes
+    assert not any("oauth.clientSecret" in note for note in notes)  # the router expands it
+    assert any("oauth.authServerMetadataUrl" in note and "as written" in note for note in notes)
+    local, notes = convert({"command": "x", "oauth": {"clientId": "abc"}}, _variables())
+    assert local == {"command": "x"}
+    assert notes == ["left out: oauth (a local server does not sign in)"]
+
+
+def test_cursor_auth_and_codex_oauth_become_the_routers_oauth(tmp_path: Path) -> None:
+    places = Places(home=tmp_path, project=tmp_path, platform="linux", environ={})
+    variables = cursor.GLOBAL.variables({}, places)
+    entry, notes = cursor.GLOBAL.convert(
+        {
+            "url": "https://mcp.example.com/mcp",
+            "auth": {
+                "CLIENT_ID": "${env:CLIENT}",
+                "CLIENT_SECRET": "${env:SECRET}",
+                "scopes": ["read", "write"],
+                "AUDIENCE": "api",
+            },
+        },
+        variables,
+    )
+    assert entry["oauth"] == {
+        "clientId": "${CLIENT}",
+        "clientSecret": "${SECRET}",
+        "scopes": ["read", "write"],
+    }
+    assert notes == ["left out: auth.AUDIENCE (the router's oauth has no such setting)"]
+
+    server = tomllib.loads(
+        '[s]\nurl = "https://mcp.example.com/mcp"\nscopes = ["read"]\n'
+        'oauth_resource = "https://mcp.example.com"\n'
+        '[s.oauth]\nclient_id = "abc"\ncallback_port = 5555\ncallback_url = "http://l/cb"\n'
+    )["s"]
+    entry, notes = codex.GLOBAL.convert(server, codex.GLOBAL.variables({}, places))
+    assert entry == {
+        "url": "https://mcp.example.com/mcp",
+        "oauth": {"clientId": "abc", "callbackPort": 5555, "scopes": ["read"]},
+    }
+    assert "left out: oauth.callback_url (the router's oauth has no such setting)" in notes
+    assert "left out: oauth_resource (the router has no such setting)" in notes
+
+
+def test_which_servers_may_need_a_sign_in() -> None:
+    url = "https://mcp.example.com/mcp"
+    assert oauth.needs_sign_in({"url": url})
+    assert oauth.needs_sign_in({"url": "http://127.0.0.1:9000/mcp", "oauth": {"clientId": "a"}})
+    assert not oauth.needs_sign_in({"url": url, "headers": {"authorization": "Bearer ${T}"}})
+    assert not oauth.needs_sign_in({"url": "http://mcp.example.com/mcp"})  # no tokens over it
+    assert not oauth.needs_sign_in({"url": url, "oauth": {"grant": "client_credentials"}})
+    assert not oauth.needs_sign_in({"url": url, "disabled": True})
+    assert not oauth.needs_sign_in({"command": "npx"})

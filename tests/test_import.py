@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from router.config import load_config
+from router.config import RemoteServer, load_config
 from router.hosts import jsonc
 from router.hosts.discovery import HOSTS
+from router.hosts.entries import launches_router
 from router.hosts.merge import EVERY_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -592,3 +593,114 @@ def test_a_file_that_cannot_be_written_is_a_runtime_failure(machine: Machine) ->
     done = machine.run("--out", str(blocker / "servers.json"))
     assert done.returncode == 1
     assert f"mcp-router import: error: cannot write {blocker}" in done.stderr
+
+
+CLAUDE_CODE_OAUTH = """{
+  "mcpServers": {
+    "linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+               "oauth": {"clientId": "abc", "callbackPort": 8080}},
+    "context7": {"type": "stdio", "command": "npx", "args": ["-y", "@upstash/context7-mcp"]}
+  }
+}
+"""
+SIGN_IN_INTRO = "these remote servers may need sign-in before their tools work:"
+
+
+def test_install_carries_oauth_settings_and_names_each_sign_in(machine: Machine) -> None:
+    machine.write({"~/.claude.json": CLAUDE_CODE_OAUTH})
+    out = machine.home / "router" / "servers.json"
+    done = machine.run("--install", "claude-code", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+
+    servers = json.loads(out.read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["linear"] == {
+        "url": "https://mcp.linear.app/mcp",
+        "transport": "streamable-http",
+        "oauth": {"clientId": "abc", "callbackPort": 8080},
+    }
+    config = load_config(out, environ=EVERY_VARIABLE)  # what `serve` and `auth login` read
+    linear = config.servers["linear"]
+    assert isinstance(linear, RemoteServer) and linear.oauth is not None
+    assert (linear.oauth.client_id, linear.oauth.callback_port) == ("abc", 8080)
+
+    host = _decode(machine.path("~/.claude.json"))["mcpServers"]
+    assert list(host) == ["mcp-router"] and launches_router(host["mcp-router"])
+    assert host["mcp-router"]["args"] == ["serve", "--config", str(out)]
+
+    lines = done.stderr.splitlines()
+    intro = lines.index(SIGN_IN_INTRO)
+    assert lines[intro - 1].startswith(f"installed: {machine.path('~/.claude.json')}")
+    assert lines[intro + 1 :] == [
+        f"  sign in once: mcp-router auth login linear --config {out}"
+    ]  # one line per remote server; the stdio one signs in to nothing
+    assert "clientSecret" in done.stderr  # Claude Code keeps a client secret elsewhere
+
+    written = out.read_text(encoding="utf-8")
+    again = machine.run("--out", str(out))  # the router config read back keeps its oauth
+    assert again.returncode == 0, again.stderr
+    assert out.read_text(encoding="utf-8") == written
+
+
+def test_oauth_keys_the_router_lacks_are_left_out_with_a_note(machine: Machine) -> None:
+    machine.write(
+        {
+            ".mcp.json": json.dumps(
+                {
+                    "mcpServers": {
+                        "notion": {
+                            "type": "http",
+                            "url": "https://mcp.notion.com/mcp",
+                            "oauth": {
+                                "client_id": "abc",
+                                "scopes": "read write",
+                                "prompt": "consent",
+                            },
+                        }
+                    }
+                }
+            )
+        }
+    )
+    done = machine.run("claude-code")
+    assert done.returncode == 0, done.stderr
+    notion = json.loads(done.stdout)["mcpServers"]["notion"]
+    assert notion["oauth"] == {"clientId": "abc", "scopes": "read write"}  # snake_case mapped
+    assert "    note: left out: oauth.prompt (the router's oauth has no such setting)" in (
+        done.stderr.splitlines()
+    )
+
+
+def test_a_server_with_its_own_authorization_header_needs_no_sign_in(machine: Machine) -> None:
+    machine.write(
+        {
+            "~/.cursor/mcp.json": json.dumps(
+                {
+                    "mcpServers": {
+                        "github": {
+                            "url": "https://api.githubcopilot.com/mcp/",
+                            "headers": {"Authorization": "Bearer ${env:GITHUB_TOKEN}"},
+                        },
+                        "sentry": {"url": "https://mcp.sentry.dev/mcp"},
+                        "local-db": {"command": "node", "args": ["db.js"]},
+                    }
+                }
+            )
+        }
+    )
+    out = machine.home / "router" / "servers.json"
+    dry = machine.run("--install", "cursor", "--out", str(out), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stderr.splitlines()
+    intro = lines.index(f"after the install, {SIGN_IN_INTRO}")
+    assert lines[intro + 1 :] == [
+        f"  sign in once: mcp-router auth login sentry --config {out}",
+        "dry run: nothing written",
+    ]
+    assert not out.exists()
+
+    machine.write(
+        {"~/.cursor/mcp.json": CURSOR}  # every remote server here sends its own header
+    )
+    done = machine.run("--install", "cursor", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "sign-in" not in done.stderr and "auth login" not in done.stderr

@@ -13,8 +13,10 @@ was found before) or skipped (with the reason).
 
 `--install HOST` then rewrites that host's user config so its MCP servers are exactly one
 entry, `mcp-router`, that serves the new config, after copying the file to
-`<file>.bak-YYYYmmdd-HHMMSS`; every other setting in the file stays as it was. `--dry-run`
-prints the change as a unified diff and writes nothing.
+`<file>.bak-YYYYmmdd-HHMMSS`; every other setting in the file stays as it was, and the
+report names the `mcp-router auth login` command of each remote server that may need a
+sign-in (one without its own `Authorization` header). `--dry-run` prints the change as a
+unified diff and writes nothing.
 
 Exit codes: 0 done; 2 bad input (a SOURCE that is missing or unreadable, a host file that
 does not parse, nothing found, an entry of the host being installed that cannot be
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -45,6 +48,7 @@ from router.hosts.discovery import (
     install_target,
 )
 from router.hosts.entries import FileRead, Found, RouterEntry, Skipped
+from router.hosts.oauth import needs_sign_in
 
 if TYPE_CHECKING:  # router.hosts.merge loads pydantic: not for `--help`
     from router.hosts.merge import Merged
@@ -119,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
                 print(files.unified_diff(path, old, new), end="")
         if out is None:
             print(config, end="")
+        if args.install:
+            assert out is not None
+            _report_sign_in(merged, out, "after the install, these")
         print("dry run: nothing written", file=sys.stderr)
         return 0
     if out is None:
@@ -133,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     if args.install:
+        assert out is not None
         _report_install(args.install, plan, places, changes[-1][0])
+        _report_sign_in(merged, out, "these")
     return 0
 
 
@@ -371,6 +380,16 @@ def _report_install(host: str, plan: _Plan, places: Places, target: Path) -> Non
                 f"they are in the router config now, so {read.label} would start them twice: "
                 "remove them there"
             )
+
+
+def _report_sign_in(merged: Merged, out: Path, these: str) -> None:
+    """The `auth login` command of each remote server that may ask for a sign-in."""
+    names = [name for name, entry in merged.servers.items() if needs_sign_in(entry)]
+    if names:
+        _say(f"{these} remote servers may need sign-in before their tools work:")
+    for name in names:
+        command = ["mcp-router", "auth", "login", name, "--config", str(out)]
+        _say(f"  sign in once: {shlex.join(command)}")
 
 
 def _say(line: str) -> None:

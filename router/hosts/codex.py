@@ -4,10 +4,14 @@ a trusted project; servers are `[mcp_servers.NAME]` tables.
 A local server: `command`, `args`, `env`, `env_vars` (names of variables Codex passes on from
 its own environment), `cwd`. A remote one (streamable HTTP): `url`, `bearer_token_env_var`,
 `http_headers`, `env_http_headers` (header -> variable). Also `enabled`, `enabled_tools`,
-`disabled_tools`, `startup_timeout_sec`, `tool_timeout_sec`. Each maps onto the router's
-keys: `env_vars = ["TOKEN"]` becomes `"env": {"TOKEN": "${TOKEN}"}`, `bearer_token_env_var =
-"TOKEN"` a header `"Authorization": "Bearer ${TOKEN}"`, the tool lists `include` and
-`exclude`, the timeouts `timeouts.connect` and `timeouts.call`.
+`disabled_tools`, `startup_timeout_sec`, `tool_timeout_sec`, and for `codex mcp login`
+`scopes`, an `oauth` table (`client_id`, `callback_port`, `callback_url`) and
+`oauth_resource`. Each maps onto the router's keys: `env_vars = ["TOKEN"]` becomes `"env":
+{"TOKEN": "${TOKEN}"}`, `bearer_token_env_var = "TOKEN"` a header `"Authorization": "Bearer
+${TOKEN}"` (a static token, no sign-in), the tool lists `include` and `exclude`, the timeouts
+`timeouts.connect` and `timeouts.call`, `scopes` and `oauth` the router's `oauth` section
+(`scopes`, `clientId`, `callbackPort`; `callback_url` and `oauth_resource` are named in a
+note, the router has neither).
 """
 
 from __future__ import annotations
@@ -36,8 +40,12 @@ _MAPPED = frozenset(
         "startup_timeout_sec",
         "startup_timeout_ms",
         "tool_timeout_sec",
+        "scopes",
+        "oauth",
     }
 )
+# The keys of Codex's `oauth` table (and its `scopes`) that the router's `oauth` section has.
+_OAUTH = {"client_id": "clientId", "callback_port": "callbackPort", "scopes": "scopes"}
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,16 @@ class _CodexFile(FileFormat):
             plain["timeouts"] = {**timeouts, **(plain.get("timeouts") or {})}
         if raw.get("enabled") is False:
             plain["disabled"] = True
+        oauth = _table(raw, "oauth")
+        if raw.get("scopes") is not None:
+            oauth["scopes"] = raw["scopes"]
+        if oauth:
+            plain["oauth"] = oauth
         if raw.get("enabled_tools"):
             plain["include"] = [str(name) for name in raw["enabled_tools"]]
         if raw.get("disabled_tools"):
             plain["exclude"] = [str(name) for name in raw["disabled_tools"]]
-        entry, more = convert(plain, variables)
+        entry, more = convert(plain, variables, oauth_names=_OAUTH)
         return entry, [*notes, *more]
 
     def router_entry(self, command: str, args: Sequence[str]) -> dict[str, Any]:

@@ -11,6 +11,9 @@ Claude Code a `type` of `stdio`, `http` or `sse`, Cursor, VS Code and Windsurf e
   in the environment it starts in; the note says which variable.
 - `${userHome}`, `${workspaceFolder}`, `${workspaceFolderBasename}` and `${pathSeparator}`
   become the paths they stand for at import time.
+- A remote entry's `oauth` settings are carried over as the router's `oauth` section
+  (`router/hosts/oauth.py`): the keys the router knows, in its spelling; any other key is
+  named in a note.
 - Keys the router has no use for (`type`, `autoApprove`, ...) are left out; `envFile` and
   other keys that change what runs are named in a note.
 """
@@ -24,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from router.hosts import oauth
 
 __all__ = [
     "Found",
@@ -92,6 +97,7 @@ _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _ROUTER_VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 # The router expands `${VAR}` in these fields only; elsewhere a placeholder stays as written.
 _EXPANDED_FIELDS = ("env", "headers")
+_EXPANDED_OAUTH = frozenset(f"oauth.{key}" for key in oauth.EXPANDED)
 
 
 class Unconvertible(ValueError):
@@ -160,8 +166,17 @@ class FileRead:
     routers: list[RouterEntry] = field(default_factory=list)
 
 
-def convert(raw: Any, variables: Variables) -> tuple[dict[str, Any], list[str]]:
+def convert(
+    raw: Any,
+    variables: Variables,
+    *,
+    oauth_key: str = "oauth",
+    oauth_names: Mapping[str, str] = oauth.NAMES,
+) -> tuple[dict[str, Any], list[str]]:
     """The router entry for one host entry, and notes on what changed.
+
+    `oauth_key` is where the host keeps a remote server's OAuth settings, `oauth_names` its
+    spelling of each key the router knows (by default the router's own).
 
     Raises:
         Unconvertible: The entry starts nothing the router can start.
@@ -174,14 +189,22 @@ def convert(raw: Any, variables: Variables) -> tuple[dict[str, Any], list[str]]:
     url = next((raw[key] for key in ("url", "serverUrl", "httpUrl") if key in raw), None)
     command = raw.get("command")
     entry: dict[str, Any]
+    oauth_notes: list[str] = []
+    section = raw.get(oauth_key)
     if command is not None and (kind not in _REMOTE_TYPES or url is None):
         entry = _stdio(raw, command)
+        if section is not None:
+            oauth_notes.append(f"left out: {oauth_key} (a local server does not sign in)")
     elif url is not None:
         entry = {"url": _text(url, "url")}
         if "headers" in raw:
             entry["headers"] = _mapping(raw["headers"], "headers")
         if kind in _REMOTE_TYPES:
             entry["transport"] = _REMOTE_TYPES[kind]
+        if section is not None:
+            if not isinstance(section, Mapping):
+                raise Unconvertible(f"`{oauth_key}` is not an object")
+            entry["oauth"], oauth_notes = oauth.carry(section, oauth_key, oauth_names)
     else:
         raise Unconvertible("it has neither `command` nor `url`")
     for key in _ROUTER_KEYS:
@@ -193,17 +216,17 @@ def convert(raw: Any, variables: Variables) -> tuple[dict[str, Any], list[str]]:
         if isinstance(raw.get(key), list) and raw[key]:
             entry[meant] = [*entry.get(meant, []), *map(str, raw[key])]
     _interpolate(entry, variables, notes)
-    for key in ("args", "env", "headers"):
+    for key in ("args", "env", "headers", "oauth"):
         if key in entry and not entry[key]:
             del entry[key]  # `"env": {}` says nothing, and would only differ in the output
-    notes = list(dict.fromkeys(notes))
+    notes = [*dict.fromkeys(notes), *oauth_notes]
     if "envFile" in raw:
         notes.append(
             f"envFile {raw['envFile']!r} is not read by the router: copy the variables it "
             "sets into this server's env"
         )
     dropped = sorted(str(key) for key in raw if key not in _KNOWN and key not in _ROUTER_KEYS)
-    dropped = [key for key in dropped if key != "envFile"]
+    dropped = [key for key in dropped if key not in ("envFile", oauth_key)]
     if dropped:
         notes.append(f"left out: {', '.join(dropped)} (the router has no such setting)")
     return entry, notes
@@ -280,9 +303,10 @@ def _interpolate(entry: dict[str, Any], variables: Variables, notes: list[str]) 
                 notes.append(f"url: {fixed!r} is {resolved!r} now (a URL is read as written)")
                 fixed = resolved
         field_name = where.split(".", 1)[0].split("[", 1)[0]
-        if field_name not in _EXPANDED_FIELDS and _ROUTER_VAR.search(fixed):
+        expanded = field_name in _EXPANDED_FIELDS or where in _EXPANDED_OAUTH
+        if not expanded and _ROUTER_VAR.search(fixed):
             notes.append(
-                f"{where}: the router expands ${{VAR}} in env and headers only; "
+                f"{where}: the router expands ${{VAR}} in env, headers and oauth credentials only; "
                 f"{fixed!r} is passed as written"
             )
         return fixed
@@ -295,6 +319,8 @@ def _interpolate(entry: dict[str, Any], variables: Variables, notes: list[str]) 
     for key in _EXPANDED_FIELDS:
         if key in entry:
             entry[key] = {name: fix(value, f"{key}.{name}") for name, value in entry[key].items()}
+    if "oauth" in entry:
+        entry["oauth"] = oauth.fill_in(entry["oauth"], fix)
 
 
 def _lookup(match: re.Match[str], environ: Mapping[str, str]) -> str:
