@@ -39,6 +39,7 @@ from router.server.state import RouterState
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
+from router.upstream.eras import HostEra
 from router.upstream.state import UpstreamStatus
 
 logger = logging.getLogger(__name__)
@@ -61,13 +62,18 @@ def load_default_embedder(config: RouterConfig) -> Embedder:
 
 @asynccontextmanager
 async def router_state(
-    config: RouterConfig, embedder: Embedder | None, store: VectorStore | None = None
+    config: RouterConfig,
+    embedder: Embedder | None,
+    store: VectorStore | None = None,
+    *,
+    one_host: bool = False,
 ) -> AsyncIterator[RouterState]:
     """Start the upstream pool, the model load and the indexer together; yield the state
     handlers read. Nothing here waits for them: requests that need them do (`RouterState`).
 
     `store` is the opened `open_store(config)`; without one, it is opened here (a shared
-    store's `StoreError` then comes from here).
+    store's `StoreError` then comes from here). `one_host` (stdio): the upstreams mirror that
+    host's protocol era (`router.upstream.eras`).
     """
     settings = config.router
     cache_dir = settings.cache_dir or default_cache_dir()
@@ -75,7 +81,8 @@ async def router_state(
     if store is None:
         store = await anyio.to_thread.run_sync(open_store, config)
     try:
-        async with _router_state(config, embedder, store, cache_dir) as state:
+        era = HostEra() if one_host else None
+        async with _router_state(config, embedder, store, cache_dir, era) as state:
             yield state
     finally:
         if owned:
@@ -84,7 +91,11 @@ async def router_state(
 
 @asynccontextmanager
 async def _router_state(
-    config: RouterConfig, embedder: Embedder | None, store: VectorStore, cache_dir: Path
+    config: RouterConfig,
+    embedder: Embedder | None,
+    store: VectorStore,
+    cache_dir: Path,
+    era: HostEra | None,
 ) -> AsyncIterator[RouterState]:
     settings = config.router
     usage_file = cache_dir / USAGE_FILE if settings.learn else None
@@ -121,6 +132,7 @@ async def _router_state(
             on_tools_changed=on_tools_changed,
             on_status_changed=on_status_changed,
             host=relay,
+            era=era,
         ) as pool:
             readiness = Readiness(
                 index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
@@ -136,6 +148,7 @@ async def _router_state(
                 k=settings.k,
                 mode=settings.mode,
                 result_tokens_for=config.result_tokens_for,
+                era=era,
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)
             if settings.mode == "all":
@@ -181,8 +194,11 @@ async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: Cal
     """Once a host that has roots finishes its handshake, upstreams that asked for roots
     before any host was there (and were refused) are told to ask again."""
     result = await call_next(ctx)
-    if ctx.method == "notifications/initialized" and ctx.lifespan_context.relay.seen(ctx):
-        await ctx.lifespan_context.pool.roots_changed()
+    state = ctx.lifespan_context
+    if state.era is not None:
+        state.era.learn(ctx.session.protocol_version)
+    if ctx.method == "notifications/initialized" and state.relay.seen(ctx):
+        await state.pool.roots_changed()
     return result
 
 
@@ -223,7 +239,7 @@ def build_server(
         if state is not None:
             yield state
             return
-        async with router_state(config, embedder) as own:
+        async with router_state(config, embedder, one_host=True) as own:
             yield own
 
     server = RouterServer(

@@ -32,6 +32,7 @@ from router.server.subscriptions import HostSubscriptions
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 from router.upstream import UpstreamPool
+from router.upstream.eras import HostEra
 
 Mode = Literal["search", "dynamic", "all"]
 
@@ -62,6 +63,8 @@ class RouterState:
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
     """What `GET /metrics` shows; upstream states are read at scrape time."""
     connections: ConnectionMemory = field(default_factory=ConnectionMemory)
+    era: HostEra | None = None
+    """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
 

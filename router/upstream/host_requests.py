@@ -10,11 +10,16 @@ advertises none of the three: the router claims only what it can relay.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import anyio
 import mcp_types as types
+from mcp import Client
 from mcp.client.session import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 HostRequest = types.CreateMessageRequest | types.ElicitRequest | types.ListRootsRequest
 
@@ -27,6 +32,8 @@ class InputAnswers:
     responses: types.InputResponses | None = None
     state: str | None = None
 
+
+logger = logging.getLogger(__name__)
 
 _R = TypeVar("_R", bound=types.Result)
 
@@ -83,3 +90,15 @@ class HostCallbacks:
     ) -> types.ListRootsResult | types.ErrorData:
         request = types.ListRootsRequest()
         return await self._host.ask(self._upstream, request, types.ListRootsResult, self._limit)
+
+
+async def tell_roots_changed(upstream: str, client: Client, limit: float) -> None:
+    """`notifications/roots/list_changed` to one upstream: only over the handshake revisions
+    (2026-07-28 drops roots); one that is not delivered is logged, not raised."""
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return
+    try:
+        with anyio.fail_after(limit):
+            await client.session.send_notification(types.RootsListChangedNotification())
+    except (MCPError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        logger.info("upstream %s: roots change not delivered", upstream)

@@ -17,6 +17,7 @@ from router.embedding.cache import default_cache_dir
 from router.errors import ToolNotFound
 from router.upstream.auth.upstreams import UpstreamAuth, login_hint
 from router.upstream.backoff import BackoffPolicy
+from router.upstream.eras import HostEra
 from router.upstream.filtering import ToolFilter
 from router.upstream.host_requests import HostRequests, InputAnswers
 from router.upstream.negotiation import ProtocolMemory
@@ -43,6 +44,7 @@ class UpstreamPool:
         memory: ProtocolMemory | None = None,
         backoff: BackoffPolicy | None = None,
         host: HostRequests | None = None,
+        era: HostEra | None = None,
     ) -> None:
         """`host` relays what upstreams ask of the host (sampling, elicitation, roots);
         without it the router advertises none of those capabilities to its upstreams."""
@@ -66,10 +68,13 @@ class UpstreamPool:
                     if isinstance(server, RemoteServer)
                     else None
                 ),
+                era=era,
             )
             for name, server in config.enabled_servers().items()
         }
         self._task_group: anyio.abc.TaskGroup | None = None
+        if era is not None:
+            era.on_learned(lambda: self._mirror(era))
 
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
@@ -91,6 +96,13 @@ class UpstreamPool:
         assert task_group is not None
         task_group.cancel_scope.cancel()
         return await task_group.__aexit__(exc_type, exc_val, exc_tb)
+
+    def _mirror(self, era: HostEra) -> None:
+        """The host's era came after some upstreams connected: reconnect those that set
+        `protocol: auto` and came up in the other era (`router.upstream.eras`)."""
+        for upstream in self._upstreams.values():
+            if era.handshake and upstream.server.connect_mode == "auto" and upstream.speaks_modern:
+                upstream.restart()
 
     @property
     def upstreams(self) -> Mapping[str, Upstream]:

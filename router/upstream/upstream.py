@@ -23,7 +23,6 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router import __version__
@@ -34,6 +33,7 @@ from router.errors import ToolNotFound, UpstreamProtocolError, UpstreamUnavailab
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.convert import server_description, tool_spec
+from router.upstream.eras import HostEra
 from router.upstream.failures import (
     connect_timeout,
     describe,
@@ -43,7 +43,12 @@ from router.upstream.failures import (
 )
 from router.upstream.filtering import ToolFilter
 from router.upstream.health import Health
-from router.upstream.host_requests import HostCallbacks, HostRequests, InputAnswers
+from router.upstream.host_requests import (
+    HostCallbacks,
+    HostRequests,
+    InputAnswers,
+    tell_roots_changed,
+)
 from router.upstream.listing import Listing, drop_last_message, list_everything
 from router.upstream.liveness import watch as watch_liveness
 from router.upstream.negotiation import (
@@ -86,9 +91,11 @@ class Upstream:
         backoff: BackoffPolicy | None = None,
         host: HostRequests | None = None,
         auth: UpstreamAuth | None = None,
+        era: HostEra | None = None,
     ) -> None:
         self.name = name
         self._auth = auth
+        self._era = era
         self.server = server
         self.timeouts = timeouts or EffectiveTimeouts()
         self._filter = tool_filter or ToolFilter()
@@ -286,20 +293,10 @@ class Upstream:
         )
 
     async def roots_changed(self) -> None:
-        """Tell the upstream that the host's roots changed, so it asks `roots/list` again.
-
-        Only over the handshake revisions (2026-07-28 drops roots) and only when the router
-        relays roots at all; a connection that is down has nothing to tell."""
-        client = self._client
-        if not self._host_callbacks or client is None:
-            return
-        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        try:
-            with anyio.fail_after(self.timeouts.call):
-                await client.session.send_notification(types.RootsListChangedNotification())
-        except (MCPError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            logger.info("upstream %s: roots change not delivered", self.name)
+        """Tell the upstream that the host's roots changed, so it asks `roots/list` again
+        (`host_requests.tell_roots_changed`); only when the router relays roots at all."""
+        if self._host_callbacks and self._client is not None:
+            await tell_roots_changed(self.name, self._client, self.timeouts.call)
 
     # -- the owner task --------------------------------------------------------------
 
@@ -334,7 +331,12 @@ class Upstream:
     async def _connect_and_serve(self) -> Exception:
         """One connection from spawn to its end; returns why it ended."""
         key = upstream_key(self.name, self.server)
-        mode = choose_mode(self.server.connect_mode, self._memory.recall(key))
+        setting, remembered = self.server.connect_mode, self._memory.recall(key)
+        mode, mirrored = (
+            await self._era.connect_mode(setting, remembered)
+            if self._era is not None
+            else (choose_mode(setting, remembered), False)
+        )
         ended = self._ended = anyio.Event()
         self._stderr.clear()  # this connection's own lines only
         self._lost = None
@@ -373,7 +375,7 @@ class Upstream:
                     listing = await list_everything(self.name, client)
                     await drop_last_message(client, listing)
                     deadline.deadline = math.inf
-                    if self.server.connect_mode == "auto":
+                    if setting == "auto" and not mirrored:
                         await self._memory.remember(key, negotiated_mode(client))
                     self._go_healthy(client, listing, anyio.current_time() - began)
                     try:
