@@ -114,3 +114,20 @@ def test_open_session_count_reads_the_session_managers_table() -> None:
 
     manager = StreamableHTTPSessionManager(Server("probe"))
     assert sdk_internals.open_session_count(manager) == 0  # counting live ones: test_http_front
+
+
+def test_a_client_session_still_stamps_each_request_through_one_function() -> None:
+    """`with_envelope_rewrite` wraps `ClientSession._stamp` (item 5): a session built on a
+    pair of streams has it, and a wrapped one runs the rewrite after the SDK's stamp."""
+    from mcp.client.session import ClientSession
+
+    send, receive = anyio.create_memory_object_stream[Any](1)
+    session = ClientSession(receive, send)
+    seen: list[dict[str, Any]] = []
+    sdk_internals.with_envelope_rewrite(session, seen.append)
+    session._stamp({"method": "tools/list", "params": {}}, {})
+    assert seen == [{"method": "tools/list", "params": {}}]
+    with pytest.raises(sdk_internals.SdkInternalMissing, match=r"ClientSession\._stamp"):
+        sdk_internals.with_envelope_rewrite(object(), seen.append)
+    send.close()
+    receive.close()

@@ -9,6 +9,8 @@ handshake instead, and the questions reach the host as they would directly.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -18,8 +20,10 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
+from tests.http_serving import config, http_front, streamable_client, until_indexed
 from tests.serving import first_text, router_parameters, write_config
-from tests.test_upstream_pool import script
+from tests.test_serve_host_requests import _drain_until_listening
+from tests.test_upstream_pool import free_port, script
 
 UPSTREAM = {"asking": script("session_asking")}
 
@@ -77,3 +81,65 @@ async def test_a_fixed_protocol_setting_is_not_mirrored(tmp_path: Path, protocol
         assert said == "model said: echo Summarize: x"
     else:
         assert said.startswith("could not sample")
+
+
+@pytest.mark.parametrize("asks", [True, False])
+async def test_a_modern_request_carries_the_hosts_capabilities_not_the_routers(
+    tmp_path: Path, asks: bool
+) -> None:
+    """On 2026-07-28 every request declares its client's capabilities: the upstream sees the
+    host's, as it would directly, never the sampling and elicitation the router relays."""
+    parameters = router_parameters(write_config(tmp_path, UPSTREAM, mode="all"))
+    callbacks: dict[str, object] = (
+        {"sampling_callback": _sample, "elicitation_callback": _elicit} if asks else {}
+    )
+    async with Client(parameters, mode="2026-07-28", **callbacks) as client:  # type: ignore[arg-type]
+        said = await _call(client, "asking__declared", {})
+    assert said == ("elicitation,sampling" if asks else "")
+
+
+async def test_over_http_a_handshake_host_is_served_by_a_twin_beside_the_modern_connection(
+    tmp_path: Path,
+) -> None:
+    """The HTTP front serves many hosts, so a remote upstream keeps its 2026-07-28 connection
+    (listing, notifications, modern hosts) and a handshake-era host's call goes out on a
+    second, handshake-era connection, where the upstream can ask it mid-call; a modern host
+    keeps the modern one (and is told the upstream cannot ask, as directly)."""
+    port = free_port()
+    process = await anyio.open_process(
+        [sys.executable, script("session_asking")["args"][0], "streamable-http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        async with anyio.create_task_group() as group:
+            listening = anyio.Event()
+            group.start_soon(_drain_until_listening, process, listening)
+            with anyio.fail_after(20):
+                await listening.wait()
+            servers = {"asking": {"url": f"http://127.0.0.1:{port}/mcp"}}
+            async with http_front(config(servers, mode="all")) as http:
+                with anyio.fail_after(60):
+                    await until_indexed(http.state)
+                    async with streamable_client(
+                        http.mcp,
+                        mode="legacy",
+                        sampling_callback=_sample,
+                        elicitation_callback=_elicit,
+                    ) as old:
+                        asked = await _call(old, "asking__summarize", {"text": "news"})
+                    async with streamable_client(
+                        http.mcp, mode="2026-07-28", sampling_callback=_sample
+                    ) as new:
+                        declared = await _call(new, "asking__declared", {})
+                twins = dict(http.state.pool.twins)
+            group.cancel_scope.cancel()
+    finally:
+        process.terminate()
+        with anyio.fail_after(10), anyio.CancelScope(shield=True):
+            await process.aclose()
+    assert asked == "model said: echo Summarize: news"
+    assert declared == "sampling"
+    assert list(twins) == ["asking"]
+    primary = http.state.pool.upstream("asking")
+    assert primary.status.protocol_version == "2026-07-28"

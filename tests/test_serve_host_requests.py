@@ -243,8 +243,11 @@ async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
 async def test_a_host_without_the_capabilities_gets_the_upstream_a_clear_error(
     tmp_path: Path, era: str
 ) -> None:
-    """The upstream hears the router's refusal; its tool fails with it, and the host sees
-    the failure (as the upstream reports it: here the SDK's JSON-RPC error)."""
+    """On a handshake-era upstream connection the upstream asks and hears the router's
+    refusal; its tool fails with it, and the host sees the failure (as the upstream reports
+    it: here the SDK's JSON-RPC error). On 2026-07-28 the request itself carries the host's
+    capabilities, so the upstream refuses as it would directly: -32021, naming the one
+    missing (the router never claims what the host did not declare)."""
     with anyio.fail_after(60):
         async with hosted(tmp_path, "stdio", None, era=era) as client:
             for tool, arguments, capability in (
@@ -254,9 +257,15 @@ async def test_a_host_without_the_capabilities_gets_the_upstream_a_clear_error(
             ):
                 with pytest.raises(MCPError) as refused:
                     await client.call_tool(tool, arguments)
-                assert refused.value.message.startswith(
-                    f"mcp-router: the client did not declare the {capability} capability"
-                ), refused.value.message
+                if era == "legacy":
+                    assert refused.value.message.startswith(
+                        f"mcp-router: the client did not declare the {capability} capability"
+                    ), refused.value.message
+                else:
+                    assert refused.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY, (
+                        refused.value.message
+                    )
+                    assert capability in refused.value.message
 
 
 @pytest.mark.parametrize("front", ["stdio", "http"])

@@ -22,10 +22,16 @@ names it; `pyproject.toml` pins the tested minor release for the same reason.
 4. `StreamableHTTPSessionManager._server_instances`: the manager's table of open sessions
    (it admits, refuses at `max_sessions` and discards by it). `/healthz` reports how many
    MCP sessions are open, and the manager has no public count.
+5. `ClientSession._stamp`: the function that writes each outgoing request's envelope. On
+   2026-07-28 it puts the client's capabilities into every request's `_meta`, always the
+   ones the client was built with. A gateway must send the capabilities of the host whose
+   request it forwards (an upstream refuses, or asks, by them), so the router wraps it
+   (`with_envelope_rewrite`) to replace them per request; there is no public hook.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp.client._transport import TransportStreams
@@ -45,6 +51,7 @@ __all__ = [
     "connection_of",
     "last_context_of",
     "open_session_count",
+    "with_envelope_rewrite",
 ]
 
 LAST_CONTEXT = "last_context"
@@ -98,3 +105,24 @@ def open_session_count(manager: StreamableHTTPSessionManager) -> int:
             "StreamableHTTPSessionManager._server_instances", "/healthz counts open sessions by it"
         ) from None
     return len(sessions)
+
+
+Envelope = dict[str, Any]
+"""An outgoing request as the client session builds it: `{"method": ..., "params": {...}}`."""
+
+
+def with_envelope_rewrite(session: object, rewrite: Callable[[Envelope], None]) -> None:
+    """Run `rewrite` on every request `session` sends, after the SDK stamped its envelope
+    (in the sending task, before the request is written)."""
+    try:
+        stamp = session._stamp  # type: ignore[attr-defined]
+    except AttributeError:
+        raise SdkInternalMissing(
+            "ClientSession._stamp", "requests carry the calling host's capabilities through it"
+        ) from None
+
+    def stamped(data: Envelope, options: Any) -> None:
+        stamp(data, options)
+        rewrite(data)
+
+    session._stamp = stamped  # type: ignore[attr-defined]

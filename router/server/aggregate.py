@@ -21,12 +21,14 @@ from urllib.parse import quote, unquote
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.errors import InvalidParams
 from router.naming import NameClash, NameRules, assign_names
 from router.sdk.internals import connection_of
 from router.server.state import RouterState
 from router.upstream import Upstream
+from router.upstream.capabilities import for_host
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +103,15 @@ async def read_resource(
     pool = ctx.lifespan_context.pool
     owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
     async with ctx.lifespan_context.relay.calling(ctx, owner):
-        return await pool.read_resource(owner, upstream_uri)
+        with for_host(ctx.session.client_capabilities):
+            return await pool.read_resource(
+                owner, upstream_uri, handshake_host=_handshake_host(ctx)
+            )
+
+
+def _handshake_host(ctx: Context) -> bool:
+    """Whether the request's host speaks a handshake revision (`router.upstream.twins`)."""
+    return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
 
 def _resource_owner(routes: _Routes, uri: str) -> tuple[str, str]:
@@ -157,7 +167,10 @@ async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> type
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
     async with ctx.lifespan_context.relay.calling(ctx, server):
-        return await pool.get_prompt(server, name, params.arguments)
+        with for_host(ctx.session.client_capabilities):
+            return await pool.get_prompt(
+                server, name, params.arguments, handshake_host=_handshake_host(ctx)
+            )
 
 
 async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:

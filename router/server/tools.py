@@ -34,6 +34,7 @@ from router.server.rendering import structured_results, text_results
 from router.server.state import RouterState
 from router.server.validation import validate_arguments
 from router.tracing import failed, span
+from router.upstream.capabilities import for_host
 from router.upstream.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
@@ -177,18 +178,23 @@ async def forward(
         try:
             with state.metrics.upstream_call(record.server):
                 async with state.relay.calling(ctx, record.server):
-                    if answers is not None and _is_modern(ctx):
-                        result = await state.pool.call_tool_round(
-                            record.server,
-                            record.name,
-                            arguments,
-                            answers=answers,
-                            progress_callback=progress,
-                        )
-                    else:
-                        result = await state.pool.call_tool(
-                            record.server, record.name, arguments, progress_callback=progress
-                        )
+                    with for_host(ctx.session.client_capabilities):
+                        if answers is not None and _is_modern(ctx):
+                            result = await state.pool.call_tool_round(
+                                record.server,
+                                record.name,
+                                arguments,
+                                answers=answers,
+                                progress_callback=progress,
+                            )
+                        else:
+                            result = await state.pool.call_tool(
+                                record.server,
+                                record.name,
+                                arguments,
+                                progress_callback=progress,
+                                handshake_host=not _is_modern(ctx),
+                            )
         except UpstreamError as exc:
             logger.warning("call to %s failed: %s", record.qualified_name, exc)
             failed(current, str(exc))

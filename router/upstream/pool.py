@@ -22,6 +22,7 @@ from router.upstream.filtering import ToolFilter
 from router.upstream.host_requests import HostRequests, InputAnswers
 from router.upstream.negotiation import ProtocolMemory
 from router.upstream.state import UpstreamStatus
+from router.upstream.twins import HandshakeTwins
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
 
 PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
@@ -76,6 +77,20 @@ class UpstreamPool:
         if era is not None:
             era.on_learned(lambda: self._mirror(era))
 
+        def twin_of(primary: Upstream) -> Upstream:
+            name = primary.name
+            return Upstream(
+                name,
+                primary.server.model_copy(update={"protocol": "legacy"}),
+                timeouts=primary.timeouts,
+                tool_filter=ToolFilter.for_server(config, name),
+                backoff=backoff,
+                host=host,
+                auth=primary.auth,
+            )
+
+        self._twins = HandshakeTwins(twin_of, enabled=era is None)
+
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
             raise RuntimeError("UpstreamPool is already running")
@@ -84,6 +99,7 @@ class UpstreamPool:
         for name, upstream in self._upstreams.items():
             task_group.start_soon(upstream.run, name=f"upstream {name}")
         self._task_group = task_group
+        self._twins.attach(task_group)
         return self
 
     async def __aexit__(
@@ -93,13 +109,14 @@ class UpstreamPool:
         exc_tb: TracebackType | None,
     ) -> bool | None:
         task_group, self._task_group = self._task_group, None
+        self._twins.attach(None)
         assert task_group is not None
         task_group.cancel_scope.cancel()
         return await task_group.__aexit__(exc_type, exc_val, exc_tb)
 
     def _mirror(self, era: HostEra) -> None:
         """The host's era came after some upstreams connected: reconnect those that set
-        `protocol: auto` and came up in the other era (`router.upstream.eras`)."""
+        `protocol: auto` and came up in 2026-07-28 for a handshake-era host."""
         for upstream in self._upstreams.values():
             if era.handshake and upstream.server.connect_mode == "auto" and upstream.speaks_modern:
                 upstream.restart()
@@ -137,8 +154,10 @@ class UpstreamPool:
         *,
         progress_callback: ProgressFnT | None = None,
         meta: types.RequestParamsMeta | None = None,
+        handshake_host: bool = False,
     ) -> types.CallToolResult:
-        """Forward `tools/call` to `server` and return its result unchanged.
+        """Forward `tools/call` to `server` and return its result unchanged; a host on a
+        handshake revision is served over one (`router.upstream.twins`).
 
         Raises:
             MCPError: The upstream's JSON-RPC error, with its code.
@@ -148,6 +167,7 @@ class UpstreamPool:
         upstream = self._upstreams.get(server)
         if upstream is None:
             raise ToolNotFound(f"{server}/{tool}")
+        upstream = await self._twins.for_host(upstream, handshake_host)
         return await upstream.call_tool(
             tool, arguments, progress_callback=progress_callback, meta=meta
         )
@@ -175,10 +195,24 @@ class UpstreamPool:
             for upstream in self._upstreams.values():
                 group.start_soon(upstream.roots_changed)
 
-    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
-        return await self.upstream(server).read_resource(uri)
+    async def read_resource(
+        self, server: str, uri: str, *, handshake_host: bool = False
+    ) -> types.ReadResourceResult:
+        upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        return await upstream.read_resource(uri)
 
     async def get_prompt(
-        self, server: str, name: str, arguments: dict[str, str] | None = None
+        self,
+        server: str,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        handshake_host: bool = False,
     ) -> types.GetPromptResult:
-        return await self.upstream(server).get_prompt(name, arguments)
+        upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        return await upstream.get_prompt(name, arguments)
+
+    @property
+    def twins(self) -> Mapping[str, Upstream]:
+        """The handshake-era twins running now (`router.upstream.twins`)."""
+        return self._twins.running

@@ -32,6 +32,7 @@ from router.config import EffectiveTimeouts, RemoteServer, StdioServer
 from router.errors import ToolNotFound, UpstreamProtocolError, UpstreamUnavailable
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
+from router.upstream.capabilities import carry_host_capabilities
 from router.upstream.convert import server_description, tool_spec
 from router.upstream.eras import HostEra
 from router.upstream.failures import (
@@ -94,7 +95,7 @@ class Upstream:
         era: HostEra | None = None,
     ) -> None:
         self.name = name
-        self._auth = auth
+        self.auth = auth
         self._era = era
         self.server = server
         self.timeouts = timeouts or EffectiveTimeouts()
@@ -348,8 +349,8 @@ class Upstream:
             publish_tools=self._publish_tools,
         )
         auth = None
-        if self._auth is not None:
-            auth = await self._auth.for_connection(self._host, lambda: self._client is not None)
+        if self.auth is not None:
+            auth = await self.auth.for_connection(self._host, lambda: self._client is not None)
         began = anyio.current_time()
         phase = "handshake"
         client = Client(
@@ -371,6 +372,7 @@ class Upstream:
                     if mode in MODERN_PROTOCOL_VERSIONS:
                         phase = "server/discover"
                         await adopt_discover(client, mode)
+                    carry_host_capabilities(client)  # after the last adopt: it sets the stamp
                     phase = "listing"
                     listing = await list_everything(self.name, client)
                     await drop_last_message(client, listing)

@@ -4,7 +4,8 @@ and `ctx.elicit`. On a 2026-07-28 connection such a server has no channel to ask
 handshake-era one the questions go out on the call's stream.
 
 Tools: `summarize(text)` samples and answers with what the model said; `pick_colour()`
-elicits a form with one string field `colour`. `python session_asking.py` serves stdio;
+elicits a form with one string field `colour`; `declared()` names the client capabilities
+its request came with. `python session_asking.py` serves stdio;
 `python session_asking.py streamable-http PORT` serves HTTP on 127.0.0.1:PORT at `/mcp`.
 """
 
@@ -51,6 +52,16 @@ async def pick_colour(ctx: Context) -> str:
     if answer.action == "accept":
         return f"the user picked {answer.data.colour}"
     return f"the user chose to {answer.action}"
+
+
+@app.tool()
+async def declared(ctx: Context) -> str:
+    """Which client capabilities this request came with (sampling, elicitation, roots)."""
+    capabilities = ctx.request_context.session.client_capabilities
+    if capabilities is None:
+        return "none"
+    dumped = capabilities.model_dump(exclude_none=True)
+    return ",".join(sorted(key for key in ("sampling", "elicitation", "roots") if key in dumped))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the authorization server sends back, and answers the browser with a page that sa
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
@@ -79,17 +80,28 @@ class LoopbackCallback:
 
 @contextlib.asynccontextmanager
 async def listening(port: int) -> AsyncIterator[LoopbackCallback]:
-    """Serve the callback on 127.0.0.1:`port` while the block runs."""
+    """Serve the callback on 127.0.0.1:`port` while the block runs; the port is free again
+    once it ends, however it ends (the next attempt binds the same port)."""
     callback = LoopbackCallback(port)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
     config = uvicorn.Config(callback, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(server.serve, [listener])
-        try:
-            yield callback
-        finally:
-            server.should_exit = True
-    listener.close()
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve, [listener])
+            try:
+                yield callback
+            finally:
+                server.should_exit = True
+    finally:
+        # A block that raised cancels uvicorn before its own shutdown, maybe inside its
+        # `create_server`, after the socket was registered with the event loop: unregister
+        # it before closing it, or the next socket given the same descriptor number is
+        # never watched (its connections hang), and the port stays bound.
+        for serving in getattr(server, "servers", ()):
+            serving.close()
+        if listener.fileno() != -1:
+            asyncio.get_running_loop().remove_reader(listener.fileno())
+        listener.close()

@@ -52,6 +52,34 @@ def _quiet_sdk_flow_log() -> None:
     logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInNeeded())
 
 
+def _restore_expiry(provider: OAuthClientProvider) -> None:
+    """The SDK loads stored tokens without their expiry (`token_expiry_time` stays None), so
+    it takes an expired access token for a valid one until the server answers 401, and a 401
+    goes to a full sign-in, never to the refresh token. `TokenFiles` gives `expires_in` as
+    the seconds left; count the expiry from it, so an expired token is refreshed first."""
+    tokens = provider.context.current_tokens
+    if tokens is not None and provider.context.token_expiry_time is None:
+        provider.context.update_token_expiry(tokens)
+
+
+class _AuthorizationCodeProvider(OAuthClientProvider):
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        _restore_expiry(self)
+
+
+class _ClientCredentialsProvider(ClientCredentialsOAuthProvider):
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        _restore_expiry(self)
+
+
+class _PrivateKeyJWTProvider(PrivateKeyJWTOAuthProvider):
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        _restore_expiry(self)
+
+
 def may_carry_tokens(url: str) -> bool:
     """https anywhere; plain http only to this machine."""
     parts = urlsplit(url)
@@ -160,7 +188,7 @@ def upstream_auth(
         scope=oauth.scope,
         token_endpoint_auth_method="none",
     )
-    return OAuthClientProvider(
+    return _AuthorizationCodeProvider(
         server.url,
         metadata,
         storage,
@@ -181,7 +209,7 @@ def _client_credentials(
             signing_algorithm=oauth.signing_algorithm,
             signing_key=oauth.private_key.get_secret_value(),
         )
-        return PrivateKeyJWTOAuthProvider(
+        return _PrivateKeyJWTProvider(
             server_url=server.url,
             storage=files,
             client_id=oauth.client_id,
@@ -194,7 +222,7 @@ def _client_credentials(
         if oauth.token_endpoint_auth_method == "client_secret_post"
         else "client_secret_basic"
     )
-    return ClientCredentialsOAuthProvider(
+    return _ClientCredentialsProvider(
         server_url=server.url,
         storage=files,
         client_id=oauth.client_id,

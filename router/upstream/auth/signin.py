@@ -123,7 +123,7 @@ class HostSignIn:
         recently = now - self._last_prompt[0] < OUT_OF_CALL_PROMPT_INTERVAL
         if url is None or (recently and not self._connected()):
             raise SignInNeeded(self.upstream, self._hint)
-        self._last_prompt[0] = now
+        before, self._last_prompt[0] = self._last_prompt[0], now
         request = types.ElicitRequest(
             params=types.ElicitRequestURLParams(
                 message=f"Sign in to {self.upstream} so that its tools can be used.",
@@ -136,6 +136,10 @@ class HostSignIn:
                 self.upstream, request, types.ElicitResult, SIGN_IN_TIMEOUT
             )
             if isinstance(answer, types.ErrorData):
+                # No person saw a prompt (no client connected yet, or one without URL
+                # elicitation): the next attempt may ask again, e.g. a host that connects
+                # after the first attempt.
+                self._last_prompt[0] = before
                 logger.info("upstream %s: sign-in not asked: %s", self.upstream, answer.message)
                 raise SignInNeeded(self.upstream, self._hint)
             if answer.action != "accept":

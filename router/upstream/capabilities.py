@@ -1,0 +1,63 @@
+"""The calling host's capabilities on each 2026-07-28 request to an upstream.
+
+A 2026-07-28 request carries the client's capabilities in its `_meta`; an upstream refuses
+what needs one the client did not declare (-32021) and puts no input request before a
+client that cannot answer it. Forwarding a host's request, the router is that client for
+the host: the request must carry what the host declared, and never what it did not. So the
+forwarding code sets the host's capabilities for the call (`for_host`), and every request of
+a modern connection sends them, narrowed to what the router relays (sampling, elicitation,
+roots); a request outside any host's call keeps the router's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+
+from router.sdk.internals import Envelope, with_envelope_rewrite
+
+_RELAYED = ("sampling", "elicitation", "roots")
+_NEGOTIATION = ("initialize", "server/discover")
+_host_capabilities: ContextVar[dict[str, Any] | None] = ContextVar(
+    "mcp_router_host_capabilities", default=None
+)
+
+
+@contextmanager
+def for_host(capabilities: types.ClientCapabilities | None) -> Iterator[None]:
+    """While inside, upstream requests carry `capabilities` (a host that declared none
+    declares none)."""
+    declared = (
+        capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if capabilities is not None
+        else {}
+    )
+    token = _host_capabilities.set(declared)
+    try:
+        yield
+    finally:
+        _host_capabilities.reset(token)
+
+
+def carry_host_capabilities(client: Client) -> None:
+    """Make `client`'s 2026-07-28 requests carry the calling host's capabilities."""
+    session = client.session
+
+    def rewrite(data: Envelope) -> None:
+        host = _host_capabilities.get()
+        if host is None or data.get("method") in _NEGOTIATION:
+            return
+        meta = data.get("params", {}).get("_meta")
+        if not isinstance(meta, dict) or types.CLIENT_CAPABILITIES_META_KEY not in meta:
+            return  # a handshake-era request: capabilities went once, with `initialize`
+        own = meta[types.CLIENT_CAPABILITIES_META_KEY] or {}
+        meta[types.CLIENT_CAPABILITIES_META_KEY] = {
+            key: host[key] for key in _RELAYED if key in host and key in own
+        }
+
+    with_envelope_rewrite(session, rewrite)
