@@ -131,3 +131,30 @@ def test_a_client_session_still_stamps_each_request_through_one_function() -> No
         sdk_internals.with_envelope_rewrite(object(), seen.append)
     send.close()
     receive.close()
+
+
+async def test_an_oauth_provider_still_loads_tokens_in_initialize() -> None:
+    """`restore_expiry_on_load` (item 6): a loaded token gets an expiry the provider checks,
+    so an expired stored token is refreshed rather than sent."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+    from pydantic import AnyUrl
+
+    class Stored:
+        async def get_tokens(self) -> OAuthToken:
+            return OAuthToken(access_token="a", token_type="Bearer", expires_in=0)
+
+        async def set_tokens(self, tokens: OAuthToken) -> None: ...
+
+        async def get_client_info(self) -> OAuthClientInformationFull | None:
+            return None
+
+        async def set_client_info(self, client_info: OAuthClientInformationFull) -> None: ...
+
+    metadata = OAuthClientMetadata(redirect_uris=[AnyUrl("http://127.0.0.1:1/callback")])
+    provider = OAuthClientProvider("https://example.com/mcp", metadata, Stored())
+    sdk_internals.restore_expiry_on_load(provider)
+    await provider._initialize()
+    assert provider.context.token_expiry_time is not None
+    with pytest.raises(sdk_internals.SdkInternalMissing, match=r"_initialize"):
+        sdk_internals.restore_expiry_on_load(object())

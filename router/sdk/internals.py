@@ -27,12 +27,17 @@ names it; `pyproject.toml` pins the tested minor release for the same reason.
    ones the client was built with. A gateway must send the capabilities of the host whose
    request it forwards (an upstream refuses, or asks, by them), so the router wraps it
    (`with_envelope_rewrite`) to replace them per request; there is no public hook.
+6. `OAuthClientProvider._initialize` and `context.token_expiry_time`: the provider loads the
+   stored tokens in `_initialize` but not their expiry, so an expired stored token is taken
+   for a valid one until the server answers 401, which leads to a full sign-in instead of a
+   refresh (python-sdk #1318). `restore_expiry_on_load` counts the expiry from the loaded
+   token's `expires_in` (the token files store the seconds left).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.client._transport import TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -51,6 +56,7 @@ __all__ = [
     "connection_of",
     "last_context_of",
     "open_session_count",
+    "restore_expiry_on_load",
     "with_envelope_rewrite",
 ]
 
@@ -126,3 +132,28 @@ def with_envelope_rewrite(session: object, rewrite: Callable[[Envelope], None]) 
         rewrite(data)
 
     session._stamp = stamped  # type: ignore[attr-defined]
+
+
+_P = TypeVar("_P")
+
+
+def restore_expiry_on_load(provider: _P) -> _P:
+    """`provider` (an `OAuthClientProvider`), made to count a loaded token's expiry."""
+    try:
+        load = provider._initialize  # type: ignore[attr-defined]
+        context = provider.context  # type: ignore[attr-defined]
+        context.token_expiry_time  # noqa: B018 - the attribute must exist
+    except AttributeError:
+        raise SdkInternalMissing(
+            "OAuthClientProvider._initialize / context.token_expiry_time",
+            "a stored token that expired is refreshed rather than sent",
+        ) from None
+
+    async def initialize() -> None:
+        await load()
+        tokens = context.current_tokens
+        if tokens is not None and context.token_expiry_time is None:
+            context.update_token_expiry(tokens)
+
+    provider._initialize = initialize  # type: ignore[attr-defined]
+    return provider

@@ -30,6 +30,7 @@ from pydantic import AnyUrl
 
 from router.config import RemoteServer
 from router.config.oauth import OAuthSettings
+from router.sdk.internals import restore_expiry_on_load
 from router.upstream.auth.callback import redirect_uri
 from router.upstream.auth.signin import SignIn
 from router.upstream.auth.storage import TokenFiles
@@ -50,34 +51,6 @@ class _QuietSignInNeeded(logging.Filter):
 @cache
 def _quiet_sdk_flow_log() -> None:
     logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInNeeded())
-
-
-def _restore_expiry(provider: OAuthClientProvider) -> None:
-    """The SDK loads stored tokens without their expiry (`token_expiry_time` stays None), so
-    it takes an expired access token for a valid one until the server answers 401, and a 401
-    goes to a full sign-in, never to the refresh token. `TokenFiles` gives `expires_in` as
-    the seconds left; count the expiry from it, so an expired token is refreshed first."""
-    tokens = provider.context.current_tokens
-    if tokens is not None and provider.context.token_expiry_time is None:
-        provider.context.update_token_expiry(tokens)
-
-
-class _AuthorizationCodeProvider(OAuthClientProvider):
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        _restore_expiry(self)
-
-
-class _ClientCredentialsProvider(ClientCredentialsOAuthProvider):
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        _restore_expiry(self)
-
-
-class _PrivateKeyJWTProvider(PrivateKeyJWTOAuthProvider):
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        _restore_expiry(self)
 
 
 def may_carry_tokens(url: str) -> bool:
@@ -188,7 +161,7 @@ def upstream_auth(
         scope=oauth.scope,
         token_endpoint_auth_method="none",
     )
-    return _AuthorizationCodeProvider(
+    provider = OAuthClientProvider(
         server.url,
         metadata,
         storage,
@@ -196,6 +169,7 @@ def upstream_auth(
         callback_handler=sign_in.callback,
         client_metadata_url=oauth.client_metadata_url,
     )
+    return restore_expiry_on_load(provider)
 
 
 def _client_credentials(
@@ -209,12 +183,14 @@ def _client_credentials(
             signing_algorithm=oauth.signing_algorithm,
             signing_key=oauth.private_key.get_secret_value(),
         )
-        return _PrivateKeyJWTProvider(
-            server_url=server.url,
-            storage=files,
-            client_id=oauth.client_id,
-            assertion_provider=assertion.create_assertion_provider(),
-            scope=oauth.scope,
+        return restore_expiry_on_load(
+            PrivateKeyJWTOAuthProvider(
+                server_url=server.url,
+                storage=files,
+                client_id=oauth.client_id,
+                assertion_provider=assertion.create_assertion_provider(),
+                scope=oauth.scope,
+            )
         )
     assert oauth.client_secret is not None
     method: Literal["client_secret_basic", "client_secret_post"] = (
@@ -222,11 +198,13 @@ def _client_credentials(
         if oauth.token_endpoint_auth_method == "client_secret_post"
         else "client_secret_basic"
     )
-    return _ClientCredentialsProvider(
-        server_url=server.url,
-        storage=files,
-        client_id=oauth.client_id,
-        client_secret=oauth.client_secret.get_secret_value(),
-        token_endpoint_auth_method=method,
-        scope=oauth.scope,
+    return restore_expiry_on_load(
+        ClientCredentialsOAuthProvider(
+            server_url=server.url,
+            storage=files,
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret.get_secret_value(),
+            token_endpoint_auth_method=method,
+            scope=oauth.scope,
+        )
     )
