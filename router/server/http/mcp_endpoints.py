@@ -26,6 +26,7 @@ from starlette.types import Message, Receive, Scope, Send
 from router.errors import HttpRefusal
 from router.sdk.internals import open_session_count
 from router.server.http.errors import JsonRpcErrors, error_response
+from router.server.http.event_store import RETRY_MS, BoundedEventStore
 from router.server.state import RouterState
 
 MESSAGES_PATH = "/messages/"
@@ -43,7 +44,11 @@ class McpEndpoints:
         # No SDK Host/Origin checks: GuardMiddleware has applied ours to every endpoint
         # (its docstring says why ours); the body limit is kept here as a second bound.
         self.manager = StreamableHTTPSessionManager(
-            server, security_settings=None, max_request_body_size=max_body_bytes
+            server,
+            event_store=BoundedEventStore(),
+            security_settings=None,
+            retry_interval=RETRY_MS,
+            max_request_body_size=max_body_bytes,
         )
         self.sse = SseServerTransport(
             MESSAGES_PATH, security_settings=None, max_request_body_size=max_body_bytes
