@@ -176,8 +176,12 @@ def sse_sdk_client(url: str, headers: dict[str, str] | None = None) -> Client:
 
 
 def sse_data(body: str) -> list[dict[str, Any]]:
-    """The JSON messages of an SSE body (`data:` lines)."""
-    return [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+    """The JSON messages of an SSE body (`data:` lines; a priming event's empty data is none)."""
+    return [
+        json.loads(line[5:])
+        for line in body.splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
 
 
 def validate(openapi: dict[str, Any], schema: str, instance: Any) -> None:
