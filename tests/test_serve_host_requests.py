@@ -291,6 +291,29 @@ async def test_a_stateless_host_answers_a_stateless_upstreams_questions(
 
 
 @pytest.mark.parametrize("front", ["stdio", "http"])
+async def test_a_prompts_question_reaches_a_stateless_host_and_its_retry_the_upstream(
+    tmp_path: Path, front: str
+) -> None:
+    """`prompts/get` and `resources/read` between two 2026-07-28 ends: the upstream's
+    `InputRequiredResult` passes through to the host as it is, and the retry's answers and
+    request state go back, as for `tools/call`."""
+    host = Host()
+    with anyio.fail_after(60):
+        async with hosted(tmp_path, front, host, mode="auto", era="modern") as client:
+            assert client.protocol_version == "2026-07-28"
+            prompt = await client.get_prompt("asking__greeting", {})
+            read = await client.read_resource("asking://secret/door")
+
+    content = prompt.messages[0].content
+    assert isinstance(content, types.TextContent)
+    assert content.text == "Write a warm greeting for blue."
+    first = read.contents[0]
+    assert isinstance(first, types.TextResourceContents)
+    assert first.text == "the door secret, for blue"
+    assert host.elicited == ["Whose greeting?", "Password?"]
+
+
+@pytest.mark.parametrize("front", ["stdio", "http"])
 async def test_a_stateless_host_gets_a_mid_call_request_refused_with_the_reason(
     tmp_path: Path, front: str
 ) -> None:

@@ -29,6 +29,7 @@ from router.sdk.internals import connection_of
 from router.server.state import RouterState
 from router.upstream import Upstream
 from router.upstream.capabilities import for_host
+from router.upstream.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
 
@@ -99,19 +100,45 @@ async def list_resource_templates(
 
 async def read_resource(
     ctx: Context, params: types.ReadResourceRequestParams
-) -> types.ReadResourceResult:
+) -> types.ReadResourceResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
-    owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
+    try:
+        owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
+    except InvalidParams:
+        if not await _waited_for_upstreams(ctx):
+            raise
+        owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
     async with ctx.lifespan_context.relay.calling(ctx, owner):
         with for_host(ctx.session.client_capabilities):
             return await pool.read_resource(
-                owner, upstream_uri, handshake_host=_handshake_host(ctx)
+                owner,
+                upstream_uri,
+                handshake_host=_handshake_host(ctx),
+                answers=_answers(ctx, params),
             )
+
+
+async def _waited_for_upstreams(ctx: Context) -> bool:
+    """A name unknown while upstreams are still starting waits for them (at most until the
+    start-up deadline), as a tool's does; whether there was anything to wait for."""
+    readiness = ctx.lifespan_context.readiness
+    if readiness.coverage().complete:
+        return False
+    await readiness.until_covered()
+    return True
 
 
 def _handshake_host(ctx: Context) -> bool:
     """Whether the request's host speaks a handshake revision (`router.upstream.twins`)."""
     return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+def _answers(ctx: Context, params: types.InputResponseRequestParams) -> InputAnswers | None:
+    """A 2026-07-28 host's round: its answers and the upstream's state, passed on as they are
+    (`router.upstream.rounds`); None for a handshake-era host, whose questions are relayed."""
+    if _handshake_host(ctx):
+        return None
+    return InputAnswers(params.input_responses, params.request_state)
 
 
 def _resource_owner(routes: _Routes, uri: str) -> tuple[str, str]:
@@ -160,16 +187,24 @@ async def list_prompts(
     return types.ListPromptsResult(prompts=routes.prompts)
 
 
-async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+async def get_prompt(
+    ctx: Context, params: types.GetPromptRequestParams
+) -> types.GetPromptResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
     owner = _routes(pool.upstreams).prompt_owner.get(params.name)
+    if owner is None and await _waited_for_upstreams(ctx):
+        owner = _routes(pool.upstreams).prompt_owner.get(params.name)
     if owner is None:
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
     async with ctx.lifespan_context.relay.calling(ctx, server):
         with for_host(ctx.session.client_capabilities):
             return await pool.get_prompt(
-                server, name, params.arguments, handshake_host=_handshake_host(ctx)
+                server,
+                name,
+                params.arguments,
+                handshake_host=_handshake_host(ctx),
+                answers=_answers(ctx, params),
             )
 
 

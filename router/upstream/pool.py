@@ -21,6 +21,7 @@ from router.upstream.eras import HostEra
 from router.upstream.filtering import ToolFilter
 from router.upstream.host_requests import HostRequests, InputAnswers
 from router.upstream.negotiation import ProtocolMemory
+from router.upstream.rounds import call_tool_round, get_prompt_round, read_resource_round
 from router.upstream.state import UpstreamStatus
 from router.upstream.twins import HandshakeTwins
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
@@ -181,13 +182,11 @@ class UpstreamPool:
         answers: InputAnswers,
         progress_callback: ProgressFnT | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """`call_tool` for a 2026-07-28 host: see `Upstream.call_tool_round`."""
+        """`call_tool` for a 2026-07-28 host: see `router.upstream.rounds`."""
         upstream = self._upstreams.get(server)
         if upstream is None:
             raise ToolNotFound(f"{server}/{tool}")
-        return await upstream.call_tool_round(
-            tool, arguments, answers=answers, progress_callback=progress_callback
-        )
+        return await call_tool_round(upstream, tool, arguments, answers, progress_callback)
 
     async def roots_changed(self) -> None:
         """Pass the host's `notifications/roots/list_changed` on to every upstream."""
@@ -196,9 +195,18 @@ class UpstreamPool:
                 group.start_soon(upstream.roots_changed)
 
     async def read_resource(
-        self, server: str, uri: str, *, handshake_host: bool = False
-    ) -> types.ReadResourceResult:
+        self,
+        server: str,
+        uri: str,
+        *,
+        handshake_host: bool = False,
+        answers: InputAnswers | None = None,
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        """`resources/read`; with `answers` (a 2026-07-28 host) the upstream's question may
+        come back as its `InputRequiredResult` (`router.upstream.rounds`)."""
         upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        if answers is not None:
+            return await read_resource_round(upstream, uri, answers)
         return await upstream.read_resource(uri)
 
     async def get_prompt(
@@ -208,8 +216,12 @@ class UpstreamPool:
         arguments: dict[str, str] | None = None,
         *,
         handshake_host: bool = False,
-    ) -> types.GetPromptResult:
+        answers: InputAnswers | None = None,
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        """`prompts/get`; `answers` as for `read_resource`."""
         upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        if answers is not None:
+            return await get_prompt_round(upstream, name, arguments, answers)
         return await upstream.get_prompt(name, arguments)
 
     @property

@@ -29,7 +29,7 @@ from router import __version__
 from router.catalog import ToolSpec
 from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
-from router.errors import ToolNotFound, UpstreamProtocolError, UpstreamUnavailable
+from router.errors import ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.capabilities import carry_host_capabilities
@@ -47,7 +47,6 @@ from router.upstream.health import Health
 from router.upstream.host_requests import (
     HostCallbacks,
     HostRequests,
-    InputAnswers,
     tell_roots_changed,
 )
 from router.upstream.listing import Listing, drop_last_message, list_everything
@@ -198,48 +197,18 @@ class Upstream:
             UpstreamTimeout: No answer within the upstream's call timeout.
             UpstreamProtocolError: The answer is not a valid result.
         """
-        if not self._filter.allows(self.name, tool):
+        if not self.allows(tool):
             raise ToolNotFound(f"{self.name}/{tool}")
-        return await self._request(
+        return await self.request(
             f"tools/call {tool!r}",
             lambda client: client.call_tool(
                 tool, arguments, progress_callback=progress_callback, meta=meta
             ),
         )
 
-    async def call_tool_round(
-        self,
-        tool: str,
-        arguments: dict[str, object] | None = None,
-        *,
-        answers: InputAnswers,
-        progress_callback: ProgressFnT | None = None,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """One round of a 2026-07-28 `tools/call`, for a host on 2026-07-28 too: questions
-        the upstream asks come back as its `InputRequiredResult`, for the host to answer and
-        retry with (`answers`); the upstream's `request_state` passes through untouched.
-        On a connection of the handshake revisions this is `call_tool`.
-
-        Raises: as `call_tool`.
-        """
-        if not self.speaks_modern:
-            return await self.call_tool(tool, arguments, progress_callback=progress_callback)
-        if not self._filter.allows(self.name, tool):
-            raise ToolNotFound(f"{self.name}/{tool}")
-        result = await self._request(
-            f"tools/call {tool!r}",
-            lambda client: client.session.call_tool(
-                tool,
-                arguments,
-                progress_callback=progress_callback,
-                input_responses=answers.responses,
-                request_state=answers.state,
-                allow_input_required=True,
-            ),
-        )
-        if isinstance(result, types.CallToolResult | types.InputRequiredResult):
-            return result
-        raise UpstreamProtocolError(self.name, f"tools/call {tool!r}: unexpected result")
+    def allows(self, tool: str) -> bool:
+        """Whether the config's filters let `tool` be called."""
+        return self._filter.allows(self.name, tool)
 
     @property
     def speaks_modern(self) -> bool:
@@ -249,7 +218,7 @@ class Upstream:
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Forward `resources/read` (errors as for `call_tool`)."""
-        return await self._request(
+        return await self.request(
             "resources/read", lambda client: client.read_resource(uri, cache_mode="bypass")
         )
 
@@ -262,7 +231,7 @@ class Upstream:
         self, name: str, arguments: dict[str, str] | None = None
     ) -> types.GetPromptResult:
         """Forward `prompts/get` (errors as for `call_tool`)."""
-        return await self._request(
+        return await self.request(
             f"prompts/get {name!r}", lambda client: client.get_prompt(name, arguments)
         )
 
@@ -273,12 +242,12 @@ class Upstream:
         context_arguments: dict[str, str] | None = None,
     ) -> types.CompleteResult:
         """Forward `completion/complete` (errors as for `call_tool`)."""
-        return await self._request(
+        return await self.request(
             "completion/complete",
             lambda client: client.complete(ref, argument, context_arguments),
         )
 
-    async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
+    async def request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
         """Send on the live connection with the call timeout; map failures to `UpstreamError`s
         (`router.upstream.failures`)."""
         client, ended = self._client, self._ended

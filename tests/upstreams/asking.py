@@ -5,7 +5,9 @@ Tools: `ask_model(prompt)` samples (`sampling/createMessage`); `ask_user(questio
 a form with one string field `answer`; `ask_url(url)` elicits in URL mode (the handshake
 revisions only); `roots()` lists the client's roots; `say(text)` logs the text at info and
 at warning; `roots_changes(at_least)` counts the `notifications/roots/list_changed` it got,
-and `roots_heard()` gives the roots it listed on its own after the last one.
+and `roots_heard()` gives the roots it listed on its own after the last one. The prompt
+`greeting` asks the user whose greeting it is and the resources `asking://secret/{name}` a password
+(forms, like `ask_user`), on 2026-07-28 as an `InputRequiredResult`.
 
 `python asking.py` serves stdio; `python asking.py streamable-http PORT` or
 `python asking.py sse PORT` serves HTTP on 127.0.0.1:PORT (`/mcp` or `/sse`).
@@ -92,6 +94,42 @@ async def ask_user(
 async def roots(listed: Annotated[types.ListRootsResult, Resolve(_roots)]) -> str:
     """The client's roots, one URI a line."""
     return "\n".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+@app.prompt()
+async def greeting(ctx: Context) -> str | types.InputRequiredResult:
+    """A greeting for someone the user names: on 2026-07-28 the prompt asks first (an
+    `InputRequiredResult` with a form), then writes it from the answer of the retry."""
+    answer = (ctx.input_responses or {}).get("name")
+    if answer is None:
+        form = types.ElicitRequestFormParams(
+            message="Whose greeting?",
+            requested_schema={
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
+            },
+        )
+        return types.InputRequiredResult(input_requests={"name": types.ElicitRequest(params=form)})
+    if isinstance(answer, types.ElicitResult) and answer.action == "accept" and answer.content:
+        return f"Write a warm greeting for {answer.content['answer']}."
+    return "Write a greeting for nobody in particular."
+
+
+@app.resource("asking://secret/{name}")
+async def secret(name: str, ctx: Context) -> str | types.InputRequiredResult:
+    """A note read only once the user says the password (on 2026-07-28, asked first)."""
+    answer = (ctx.input_responses or {}).get("password")
+    if answer is None:
+        form = types.ElicitRequestFormParams(
+            message="Password?",
+            requested_schema={"type": "object", "properties": {"answer": {"type": "string"}}},
+        )
+        return types.InputRequiredResult(
+            input_requests={"password": types.ElicitRequest(params=form)}
+        )
+    said = answer.content if isinstance(answer, types.ElicitResult) else None
+    return f"the {name} secret, for {(said or {}).get('answer', 'nobody')}"
 
 
 @app.tool()
