@@ -143,3 +143,25 @@ async def test_over_http_a_handshake_host_is_served_by_a_twin_beside_the_modern_
     assert list(twins) == ["asking"]
     primary = http.state.pool.upstream("asking")
     assert primary.status.protocol_version == "2026-07-28"
+
+
+async def test_a_modern_host_hears_of_a_changed_listing_on_its_listen_stream(
+    tmp_path: Path,
+) -> None:
+    """On 2026-07-28 changes travel on `subscriptions/listen` only: `server/discover`
+    declares `tools.listChanged`, and a host's stream gets the event when an upstream adds a
+    tool (pass-through mode lists it at once)."""
+    servers = {"growing": script("growing")}
+    parameters = router_parameters(write_config(tmp_path, servers, mode="all"))
+    async with Client(parameters, mode="auto") as client:  # discover: the real capabilities
+        with anyio.fail_after(60):
+            assert client.protocol_version == "2026-07-28"
+            capabilities = client.server_capabilities
+            before = [tool.name for tool in (await client.list_tools()).tools]
+            async with client.listen(tools_list_changed=True) as stream:
+                await client.call_tool("growing__grow", {})
+                event = await anext(aiter(stream))
+            after = [tool.name for tool in (await client.list_tools()).tools]
+    assert capabilities.tools is not None and capabilities.tools.list_changed is True
+    assert type(event).__name__ == "ToolsListChanged"
+    assert "growing__grown" not in before and "growing__grown" in after

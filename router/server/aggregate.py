@@ -13,88 +13,36 @@ listed. Reads, gets and completions are routed back to the owning upstream, and 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.errors import InvalidParams
-from router.naming import NameClash, NameRules, assign_names
 from router.sdk.internals import connection_of
+from router.server.routes import owner_of_uri, routes_of
 from router.server.state import RouterState
-from router.upstream import Upstream
 from router.upstream.capabilities import for_host
 from router.upstream.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
 
 Context = ServerRequestContext[RouterState, Any]
-_REWRITTEN = re.compile(r"^mcp-router://([^/]+)/(.+)$")
-
-
-@dataclass
-class _Routes:
-    resources: list[types.Resource] = field(default_factory=list)
-    templates: list[types.ResourceTemplate] = field(default_factory=list)
-    prompts: list[types.Prompt] = field(default_factory=list)
-    uri_owner: dict[str, str] = field(default_factory=dict)
-    prompt_owner: dict[str, tuple[str, str]] = field(default_factory=dict)
-    template_owner: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
-    template_uri_owner: dict[str, str] = field(default_factory=dict)
-    prompt_clashes: list[NameClash] = field(default_factory=list)
-
-
-def _routes(upstreams: Mapping[str, Upstream]) -> _Routes:
-    routes = _Routes()
-    servers = sorted(upstreams)
-    unprefixed = frozenset(s for s in servers if not upstreams[s].server.prefix)
-    prompts = [(s, prompt) for s in servers for prompt in upstreams[s].listing.prompts]
-    naming = assign_names([(s, p.name) for s, p in prompts], NameRules(unprefixed=unprefixed))
-    for server in servers:
-        listing = upstreams[server].listing
-        prefix = "" if server in unprefixed else f"{server}__"
-        for resource in listing.resources:
-            uri = str(resource.uri)
-            if uri in routes.uri_owner:
-                uri = f"mcp-router://{server}/{quote(uri, safe='')}"
-            routes.uri_owner[uri] = server
-            routes.resources.append(
-                resource.model_copy(update={"uri": uri, "name": prefix + resource.name})
-            )
-        for template in listing.resource_templates:
-            routes.templates.append(template.model_copy(update={"name": prefix + template.name}))
-            routes.template_owner.append((_template_pattern(template.uri_template), server))
-            routes.template_uri_owner.setdefault(template.uri_template, server)
-    for (server, prompt), name in zip(prompts, naming.names, strict=True):
-        routes.prompt_owner[name] = (server, prompt.name)
-        routes.prompts.append(prompt.model_copy(update={"name": name}))
-    routes.prompt_clashes = naming.clashes
-    return routes
-
-
-def _template_pattern(template: str) -> re.Pattern[str]:
-    """An RFC 6570 URI template as a regex: each `{...}` expression matches anything."""
-    parts = re.split(r"\{[^}]*\}", template)
-    return re.compile("^" + ".+".join(re.escape(p) for p in parts) + "$")
 
 
 async def list_resources(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
     return types.ListResourcesResult(
-        resources=_routes(ctx.lifespan_context.pool.upstreams).resources
+        resources=routes_of(ctx.lifespan_context.pool.upstreams).resources
     )
 
 
 async def list_resource_templates(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListResourceTemplatesResult:
-    templates = _routes(ctx.lifespan_context.pool.upstreams).templates
+    templates = routes_of(ctx.lifespan_context.pool.upstreams).templates
     return types.ListResourceTemplatesResult(resource_templates=templates)
 
 
@@ -103,11 +51,11 @@ async def read_resource(
 ) -> types.ReadResourceResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
     try:
-        owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(routes_of(pool.upstreams), str(params.uri))
     except InvalidParams:
         if not await _waited_for_upstreams(ctx):
             raise
-        owner, upstream_uri = _resource_owner(_routes(pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(routes_of(pool.upstreams), str(params.uri))
     async with ctx.lifespan_context.relay.calling(ctx, owner):
         with for_host(ctx.session.client_capabilities):
             return await pool.read_resource(
@@ -141,26 +89,12 @@ def _answers(ctx: Context, params: types.InputResponseRequestParams) -> InputAns
     return InputAnswers(params.input_responses, params.request_state)
 
 
-def _resource_owner(routes: _Routes, uri: str) -> tuple[str, str]:
-    """The upstream that owns the resource the router lists as `uri`, and its own URI."""
-    owner = routes.uri_owner.get(uri)
-    upstream_uri = uri
-    rewritten = _REWRITTEN.match(uri)
-    if rewritten and owner is not None:
-        upstream_uri = unquote(rewritten.group(2))
-    if owner is None:
-        owner = next((s for pattern, s in routes.template_owner if pattern.match(uri)), None)
-    if owner is None:
-        raise InvalidParams(f"unknown resource {uri!r}")  # -32602, as SEP-2164 settled
-    return owner, upstream_uri
-
-
 async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
     """`resources/subscribe`: the host hears `notifications/resources/updated` for the URI
     whenever its upstream says it changed (`router.server.subscriptions`)."""
     state = ctx.lifespan_context
     uri = str(params.uri)
-    owner, upstream_uri = _resource_owner(_routes(state.pool.upstreams), uri)
+    owner, upstream_uri = owner_of_uri(routes_of(state.pool.upstreams), uri)
     host = connection_of(ctx.session)
     state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
     return types.EmptyResult()
@@ -170,7 +104,7 @@ async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> t
     """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end."""
     state = ctx.lifespan_context
     try:
-        owner, upstream_uri = _resource_owner(_routes(state.pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(routes_of(state.pool.upstreams), str(params.uri))
     except InvalidParams:
         return types.EmptyResult()
     host = connection_of(ctx.session)
@@ -181,7 +115,7 @@ async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> t
 async def list_prompts(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListPromptsResult:
-    routes = _routes(ctx.lifespan_context.pool.upstreams)
+    routes = routes_of(ctx.lifespan_context.pool.upstreams)
     for clash in routes.prompt_clashes:
         logger.error("%s", clash.describe("prompt"))
     return types.ListPromptsResult(prompts=routes.prompts)
@@ -191,9 +125,9 @@ async def get_prompt(
     ctx: Context, params: types.GetPromptRequestParams
 ) -> types.GetPromptResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
-    owner = _routes(pool.upstreams).prompt_owner.get(params.name)
+    owner = routes_of(pool.upstreams).prompt_owner.get(params.name)
     if owner is None and await _waited_for_upstreams(ctx):
-        owner = _routes(pool.upstreams).prompt_owner.get(params.name)
+        owner = routes_of(pool.upstreams).prompt_owner.get(params.name)
     if owner is None:
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
@@ -212,7 +146,7 @@ async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.C
     """`completion/complete` for an upstream prompt's or resource template's argument, asked
     of the upstream that owns it under the name it gave."""
     pool = ctx.lifespan_context.pool
-    routes = _routes(pool.upstreams)
+    routes = routes_of(pool.upstreams)
     ref = params.ref
     if isinstance(ref, types.PromptReference):
         owner = routes.prompt_owner.get(ref.name)

@@ -32,6 +32,7 @@ from router.server import aggregate, tools
 from router.server.approval import Approvals
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
+from router.server.listen import ListenStreams
 from router.server.observe import count_requests
 from router.server.readiness import Readiness
 from router.server.relay import HostRelay
@@ -137,8 +138,10 @@ async def _router_state(
             readiness = Readiness(
                 index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
             )
+            listen = ListenStreams(index, pool, settings.mode)
             state = RouterState(
                 index=index,
+                listen=listen,
                 pool=pool,
                 readiness=readiness,
                 relay=relay,
@@ -151,6 +154,7 @@ async def _router_state(
                 era=era,
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)
+            task_group.start_soon(listen.run, changes)
             if settings.mode == "all":
                 task_group.start_soon(state.list_changes.run, index, pool)
             yield state
@@ -200,6 +204,15 @@ async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: Cal
     if ctx.method == "notifications/initialized" and state.relay.seen(ctx):
         await state.pool.roots_changed()
     return result
+
+
+async def _listen(
+    ctx: ServerRequestContext[RouterState, Any], params: types.SubscriptionsListenRequestParams
+) -> types.SubscriptionsListenResult:
+    """`subscriptions/listen` (2026-07-28): the router's own streams (`router.server.listen`)."""
+    listen = ctx.lifespan_context.listen
+    assert listen is not None  # every router state has its streams
+    return await listen.serve(ctx, params)
 
 
 async def _roots_changed(
@@ -256,6 +269,7 @@ def build_server(
         on_get_prompt=errors_as_mcp(aggregate.get_prompt),
         on_completion=errors_as_mcp(aggregate.complete),
         on_subscribe_resource=errors_as_mcp(aggregate.subscribe),
+        on_subscriptions_listen=_listen,
         on_unsubscribe_resource=errors_as_mcp(aggregate.unsubscribe),
     )
     # Roots are deprecated from 2026-07-28 on (the constructor argument warns), but hosts on

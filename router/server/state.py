@@ -22,6 +22,7 @@ from router.retrieval.types import ScoredTool
 from router.server.approval import Approvals
 from router.server.connections import ConnectionMemory
 from router.server.index import LiveIndex, Snapshot
+from router.server.listen import ListenStreams
 from router.server.metrics import RouterMetrics
 from router.server.passthrough import ListChanges
 from router.server.readiness import Readiness
@@ -63,6 +64,8 @@ class RouterState:
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
     """What `GET /metrics` shows; upstream states are read at scrape time."""
     connections: ConnectionMemory = field(default_factory=ConnectionMemory)
+    listen: ListenStreams | None = None
+    """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
     era: HostEra | None = None
     """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     searcher: Searcher = field(init=False)
