@@ -442,9 +442,10 @@ async def test_an_expired_token_is_refreshed_and_a_refused_refresh_needs_sign_in
     assert refused.get("refused_refreshes", 0) > after.get("refused_refreshes", 0)
     assert answers[-1].startswith("isError: "), answers
     assert f"sign-in needed: run `{login_command(setup)}`" in answers[-1]
-    for text in answers:
+    for text in answers:  # the call that met the refused refresh says so too
         assert not text.startswith("client "), answers
         assert "401" not in text, answers
+        assert f"sign-in needed: run `{login_command(setup)}`" in text, answers
     assert_no_secret(
         logs, *(tokens[key] for tokens in seen for key in ("access_token", "refresh_token"))
     )

@@ -23,13 +23,14 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router import __version__
 from router.catalog import ToolSpec
 from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
-from router.errors import ToolNotFound, UpstreamUnavailable
+from router.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.capabilities import carry_host_capabilities
@@ -67,6 +68,8 @@ from router.upstream.transport import open_transport, transport_name
 logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcp-router", version=__version__)
+SIGN_IN_SETTLE = 2.0
+"""Seconds a call whose connection closed waits to learn whether a sign-in closed it."""
 
 ToolsChanged = Callable[[str, tuple[ToolSpec, ...]], Awaitable[None]]
 """`(server, tools)`, awaited in the upstream's task after every (re)listing."""
@@ -253,14 +256,25 @@ class Upstream:
         client, ended = self._client, self._ended
         if client is None:
             raise UpstreamUnavailable(self.name, self._health.why_down())
-        return await send_mapped(
-            self.name,
-            what,
-            lambda: send(client),
-            limit=self.timeouts.call,
-            ended=ended,
-            replaced=lambda: self._client is not client,
-        )
+        try:
+            return await send_mapped(
+                self.name,
+                what,
+                lambda: send(client),
+                limit=self.timeouts.call,
+                ended=ended,
+                replaced=lambda: self._client is not client,
+            )
+        except (MCPError, UpstreamUnavailable) as exc:
+            if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
+                raise
+            # A sign-in the connection needed mid-call (a refresh refused, a step-up with
+            # nobody to ask) ends it from inside its HTTP auth flow: say so, not "closed".
+            with anyio.move_on_after(SIGN_IN_SETTLE):
+                await self.wait_for(UpstreamState.UNHEALTHY, UpstreamState.STOPPED)
+            if self._health.sign_in_needed and self.auth is not None:
+                raise SignInNeeded(self.name, self.auth.hint) from exc
+            raise
 
     async def roots_changed(self) -> None:
         """Tell the upstream that the host's roots changed, so it asks `roots/list` again
