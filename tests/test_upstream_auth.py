@@ -30,11 +30,12 @@ import httpx2
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from router.config import RemoteServer
+from router.config import RemoteServer, load_config
 from router.upstream.auth.callback import free_port, listening
 from router.upstream.auth.providers import may_carry_tokens, token_files
 from router.upstream.auth.storage import StoredCredentials
 from tests.conftest import ROOT
+from tests.http_serving import http_front
 from tests.serving import RawRouter, write_config
 
 ROUTER = [sys.executable, "-m", "router"]
@@ -541,3 +542,25 @@ async def test_the_callback_port_is_free_again_after_a_sign_in_that_failed() -> 
             result = await callback.result()
     assert page.status_code == 200
     assert (result.code, result.state) == ("c0de", "s")
+
+
+async def test_inspect_and_the_http_front_name_the_sign_in_an_upstream_needs(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """With no stored tokens: `mcp-router inspect` reports the upstream as needing sign-in
+    with the command (exit 1, it is not healthy), and the HTTP front's `/healthz` and
+    `/v1/tools` say so in their fields; neither a bare 401."""
+    setup = router_setup(tmp_path, upstream)
+    inspected = cli("inspect", "--config", str(setup.config), "--wait", "30")
+    assert inspected.returncode == 1, inspected.stderr
+    assert f"sign-in needed: run `{login_command(setup)}`" in inspected.stdout
+    assert "401" not in inspected.stdout
+    cfg = load_config(setup.config)
+    async with http_front(cfg) as front, httpx2.AsyncClient(base_url=front.url) as http:
+        with anyio.fail_after(30):
+            await front.state.pool.wait_settled()
+            health = (await http.get("/healthz")).json()
+            tools = (await http.get("/v1/tools")).json()
+    assert health["sign_in_needed"] == {NAME: f"sign-in needed: run `{login_command(setup)}`"}
+    [listed] = tools["upstreams"]
+    assert listed["sign_in_needed"] is True and "401" not in (listed["last_error"] or "")
