@@ -21,7 +21,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from tests.http_serving import config, http_front, streamable_client, until_indexed
-from tests.serving import first_text, router_parameters, write_config
+from tests.serving import first_text, raw_router, router_parameters, write_config
 from tests.test_serve_host_requests import _drain_until_listening
 from tests.test_upstream_pool import free_port, script
 
@@ -165,3 +165,56 @@ async def test_a_modern_host_hears_of_a_changed_listing_on_its_listen_stream(
     assert capabilities.tools is not None and capabilities.tools.list_changed is True
     assert type(event).__name__ == "ToolsListChanged"
     assert "growing__grown" not in before and "growing__grown" in after
+
+
+async def test_a_modern_host_answers_a_handshake_upstreams_mid_call_question_by_retrying(
+    tmp_path: Path,
+) -> None:
+    """The one true gap: a 2026-07-28 host calls a handshake-only upstream whose tool asks
+    mid-call. The router holds the upstream call open, gives the host the question as an
+    `InputRequiredResult` (its state sealed), and resumes the call with the host's answer."""
+    servers = {"asking": {**script("session_asking"), "protocol": "legacy"}}
+    parameters = router_parameters(write_config(tmp_path, servers, mode="all"))
+    async with Client(
+        parameters, mode="2026-07-28", sampling_callback=_sample, elicitation_callback=_elicit
+    ) as client:
+        said = await _call(client, "asking__summarize", {"text": "the news"})
+        picked = await _call(client, "asking__pick_colour", {})
+    assert said == "model said: echo Summarize: the news"
+    assert picked == "the user picked teal"
+
+
+async def test_a_held_calls_state_answers_once_and_a_forged_one_never(tmp_path: Path) -> None:
+    """The sealed `requestState` of a held call resumes it once: replaying the same retry,
+    or a state with its seal changed, is an error that says so, and the upstream asks no
+    second time."""
+    servers = {"asking": {**script("session_asking"), "protocol": "legacy"}}
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+    }
+    call = {"name": "asking__summarize", "arguments": {"text": "x"}, "_meta": envelope}
+    async with raw_router(write_config(tmp_path, servers, mode="all")) as router:
+        with anyio.fail_after(60):
+            asked = await router.result("tools/call", call)
+            state = asked["requestState"]
+            answer = {
+                "input": {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "short"},
+                    "model": "raw",
+                }
+            }
+            retry = {**call, "inputResponses": answer, "requestState": state}
+            done = await router.result("tools/call", retry)
+            again = await router.request("tools/call", retry)
+            forged = await router.request(
+                "tools/call", {**retry, "requestState": state[:-4] + "AAAA"}
+            )
+    assert asked["resultType"] == "input_required"
+    assert asked["inputRequests"]["input"]["method"] == "sampling/createMessage"
+    assert done["content"][0]["text"] == "model said: short"
+    for refused in (again, forged):
+        assert refused["error"]["code"] == types.INVALID_PARAMS, refused
+        assert "no longer held here" in refused["error"]["message"]

@@ -314,17 +314,20 @@ async def test_a_prompts_question_reaches_a_stateless_host_and_its_retry_the_ups
 
 
 @pytest.mark.parametrize("front", ["stdio", "http"])
-async def test_a_stateless_host_gets_a_mid_call_request_refused_with_the_reason(
+async def test_a_stateless_host_answers_a_mid_call_request_by_retrying(
     tmp_path: Path, front: str
 ) -> None:
     """A 2026-07-28 host has no channel for a request that an upstream on 2025-11-25 sends
-    mid-call: the upstream hears why."""
+    mid-call: the router holds the call open and asks the host with an `InputRequiredResult`
+    (`router.server.held_calls`); the host's retry answers the upstream."""
+    host = Host()
     with anyio.fail_after(60):
-        async with hosted(tmp_path, front, Host(), mode="auto") as client:
+        async with hosted(tmp_path, front, host, mode="auto") as client:
             assert client.protocol_version == "2026-07-28"
             result = await client.call_tool("asking__ask_url", {"url": "https://example.com"})
 
-    assert "connection cannot carry elicitation/create from 'asking'" in first_text(result)
+    assert first_text(result) == "accept"
+    assert host.elicited == ["Sign in, please"]
 
 
 @pytest.mark.parametrize(

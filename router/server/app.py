@@ -155,6 +155,7 @@ async def _router_state(
             )
             task_group.start_soon(_load_model, embedder, state, usage_file)
             task_group.start_soon(listen.run, changes)
+            await task_group.start(state.held.run)
             if settings.mode == "all":
                 task_group.start_soon(state.list_changes.run, index, pool)
             yield state

@@ -41,6 +41,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from router.sdk.internals import connection_of
+from router.server.held_calls import HeldCall
 from router.upstream.host_requests import HostRequest
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class _Caller:
     meta: Mapping[str, Any] | None = None
     delivering: int = 0
     """Log messages for this call being written to the host now."""
+    held: HeldCall | None = None
+    """A 2026-07-28 host's call held open: its questions wait for the host's retry."""
     delivered: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -104,14 +107,14 @@ class HostRelay:
 
     @asynccontextmanager
     async def calling(
-        self, ctx: ServerRequestContext[Any, Any], upstream: str
+        self, ctx: ServerRequestContext[Any, Any], upstream: str, held: HeldCall | None = None
     ) -> AsyncIterator[None]:
         """While the host's request `ctx` is forwarded to `upstream`. On the way out it lets
         the call's log messages reach the host first: the SDK hands them over in tasks of
         their own, which may still be writing when the result arrives, and a message after
         the result would miss an HTTP call's stream."""
         connection = connection_of(ctx.session)
-        caller = _Caller(upstream, ctx.session, connection, ctx.request_id, ctx.meta)
+        caller = _Caller(upstream, ctx.session, connection, ctx.request_id, ctx.meta, held=held)
         self._note(connection)
         calls = self._calls.setdefault(upstream, [])
         calls.append(caller)
@@ -203,6 +206,8 @@ class HostRelay:
                 f"the client did not declare the {missing} capability, so it cannot answer "
                 f"{_method(request)} from '{upstream}'"
             )
+        if caller.held is not None:
+            return await caller.held.ask(request, result_type)
         try:
             with anyio.fail_after(limit):
                 session = caller.session

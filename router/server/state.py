@@ -21,6 +21,7 @@ from router.policy import ToolPolicy
 from router.retrieval.types import ScoredTool
 from router.server.approval import Approvals
 from router.server.connections import ConnectionMemory
+from router.server.held_calls import HeldCalls
 from router.server.index import LiveIndex, Snapshot
 from router.server.listen import ListenStreams
 from router.server.metrics import RouterMetrics
@@ -64,6 +65,8 @@ class RouterState:
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
     """What `GET /metrics` shows; upstream states are read at scrape time."""
     connections: ConnectionMemory = field(default_factory=ConnectionMemory)
+    held: HeldCalls = field(default_factory=HeldCalls)
+    """2026-07-28 hosts' calls held open while a handshake-era upstream asks mid-call."""
     listen: ListenStreams | None = None
     """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
     era: HostEra | None = None

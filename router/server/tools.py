@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.accounting.formats import to_mcp
@@ -27,6 +29,7 @@ from router.policy import Verdict
 from router.sdk.internals import connection_of
 from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
+from router.server.held_calls import HeldCall
 from router.server.limits import limit_result
 from router.server.observe import surface_of
 from router.server.passthrough import every_tool
@@ -177,6 +180,9 @@ async def forward(
     with span(f"mcp-router forward {record.qualified_name}", attributes) as current:
         try:
             with state.metrics.upstream_call(record.server):
+                if _is_modern(ctx) and seal is None and _held_here(state, record, answers):
+                    held = await _held(ctx, state, record, arguments, answers, progress)
+                    return await _limited(state, record, held)
                 async with state.relay.calling(ctx, record.server):
                     with for_host(ctx.session.client_capabilities):
                         if answers is not None and _is_modern(ctx):
@@ -209,6 +215,56 @@ async def forward(
             await state.searcher.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
+    return await limit_result(result, state.result_tokens_for(record.server))
+
+
+def _held_here(state: RouterState, record: ToolRecord, answers: InputAnswers | None) -> bool:
+    """Whether a 2026-07-28 host's call goes through `router.server.held_calls`: its retry
+    of a held call, or a call to an upstream reached over the handshake, which asks mid-call
+    on a channel such a host does not have."""
+    if answers is not None and state.held.is_held(answers.state):
+        return True
+    return not state.pool.upstream(record.server).speaks_modern
+
+
+async def _held(
+    ctx: Context,
+    state: RouterState,
+    record: ToolRecord,
+    arguments: dict[str, Any],
+    answers: InputAnswers | None,
+    report: ProgressFnT | None,
+) -> types.CallToolResult | types.InputRequiredResult:
+    if answers is not None and state.held.is_held(answers.state):
+        assert answers.state is not None
+        return await state.held.resume(answers.state, answers.responses)
+    capabilities = ctx.session.client_capabilities
+
+    async def relayed(progress: float, total: float | None, message: str | None) -> None:
+        # Progress goes on the first request's stream, which ends at the first question.
+        if report is not None:
+            with contextlib.suppress(Exception):
+                await report(progress, total, message)
+
+    async def call(held: HeldCall) -> types.CallToolResult:
+        async with state.relay.calling(ctx, record.server, held=held):
+            with for_host(capabilities):
+                try:
+                    return await state.pool.call_tool(
+                        record.server, record.name, arguments, progress_callback=relayed
+                    )
+                except UpstreamError as exc:
+                    logger.warning("call to %s failed: %s", record.qualified_name, exc)
+                    return tool_error_result(exc)
+
+    return await state.held.start(call)
+
+
+async def _limited(
+    state: RouterState, record: ToolRecord, result: types.CallToolResult | types.InputRequiredResult
+) -> types.CallToolResult | types.InputRequiredResult:
+    if isinstance(result, types.InputRequiredResult):
+        return result
     return await limit_result(result, state.result_tokens_for(record.server))
 
 
