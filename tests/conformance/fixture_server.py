@@ -1,15 +1,36 @@
-"""The server that the MCP conformance suite's server scenarios expect, on the SDK's low-level
-`Server`, over streamable HTTP on loopback.
+"""The server that the MCP conformance suite's server scenarios expect, written the ordinary way
+on the SDK's `MCPServer`, over streamable HTTP on loopback.
 
-No registry package ships one: the suite (npm `@modelcontextprotocol/conformance`) describes
-it in each scenario's requirements, naming the tools (`test_simple_text`, ...,
-`json_schema_2020_12_tool`, `test_reconnection`), resources (`test://static-text`,
-`test://static-binary`, `test://template/{id}/data`, `test://watched-resource`) and prompts
-(`test_simple_prompt`, ...) its scenarios call and the answers they check. An event store
-makes POST streams resumable, as the SSE polling scenario (SEP-1699) asks. Subscriptions to
-`test://watched-resource` are kept (`resources/subscribe` up to 2025-11-25,
-`subscriptions/listen` on 2026-07-28), and one tool beyond the suite's,
-`touch_watched_resource`, tells its subscribers that it changed, for the router's own tests.
+No registry package ships one: the suite (npm `@modelcontextprotocol/conformance`, both its
+0.1.16 and its 0.2.0 line) describes it in each scenario's requirements, naming the tools,
+resources and prompts its scenarios call and the answers they check. This is what a server
+author would write from those requirements, the way the SDK's documentation shows (nothing
+shaped to the router):
+
+- content tools (`test_simple_text`, ..., `test_error_handling`), logging and progress, and
+  `json_schema_2020_12_tool` (a hand-written 2020-12 input schema);
+- tools that ask the client mid-call with the session API (`test_sampling`:
+  `ctx.session.create_message`; `test_elicitation*`: `ctx.elicit`), which the handshake
+  revisions (up to 2025-11-25) allow, and one that asks through a resolver
+  (`test_streaming_elicitation`: `Resolve(...)` returning `Elicit`), which the SDK turns into
+  a mid-call request or, on 2026-07-28, an `InputRequiredResult`;
+- the SEP-2322 tools and prompt of 2026-07-28 (`test_input_required_result_*`), which return
+  an `InputRequiredResult` and read `ctx.input_responses` and `ctx.request_state` on the
+  retry (the SDK signs the state, so a tampered one is refused);
+- capability-gated tools (`test_missing_capability` needs the client's `sampling`;
+  `test_input_required_result_capabilities` asks only what the client declared),
+  `test_x_mcp_header` (an `x-mcp-header` parameter, SEP-2243), `test_logging_tool` (logs,
+  which a 2026-07-28 client hears only when it asks), and the list-changed hooks
+  `test_trigger_tool_change` / `test_trigger_prompt_change` (SEP-2575);
+- resources `test://static-text`, `test://static-binary`, `test://template/{id}/data` and
+  `test://watched-resource`, the prompts `test_simple_prompt`, ..., and completions.
+
+An event store makes POST streams resumable, as the SSE polling scenario (SEP-1699) asks.
+Subscriptions to `test://watched-resource` are kept (`resources/subscribe` up to 2025-11-25,
+by HTTP session; `subscriptions/listen` on 2026-07-28, the SDK's bus), and one tool beyond the
+suite's, `touch_watched_resource`, tells its subscribers that it changed, for the router's own
+tests. The tasks extension (SEP-2663) and skills (SEP-2640) are not here: the SDK implements
+neither.
 
     python -m tests.conformance.fixture_server [--port 0]
 
@@ -19,65 +40,39 @@ prints `http://127.0.0.1:PORT/mcp` on stdout once it accepts connections.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import socket
 import sys
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+import warnings
+from typing import Annotated, Any, Literal
 
 import anyio
 import mcp_types as types
 import uvicorn
-from mcp.server.connection import Connection
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server import ServerRequestContext
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+    UserMessage,
+)
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
-from mcp.shared.exceptions import MCPError
-from mcp.shared.message import ServerMessageMetadata
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-from router.sdk.internals import connection_of  # the SDK's one seam for a request's connection
-
-Context = ServerRequestContext[Any, Any]
-ToolResult = types.CallToolResult | types.InputRequiredResult
-Handler = Callable[[Context, types.CallToolRequestParams], Awaitable[ToolResult]]
-_Answer = TypeVar("_Answer", types.CreateMessageResult, types.ElicitResult)
-ASKED = "ask"
-"""The key of the one input request an asking tool sends on 2026-07-28."""
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from pydantic import BaseModel, Field
 
 PNG_1X1 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0g"
     "AAAABJRU5ErkJggg=="
 )
 WAV_EMPTY = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
-NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-def _text(text: str, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
-
-
-def _object(**properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties)}
-
-
-# -- tools -------------------------------------------------------------------------------
-
-
-async def simple_text(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    return _text("This is a simple text response for testing.")
-
-
-async def image(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    return types.CallToolResult(content=[types.ImageContent(data=PNG_1X1, mime_type="image/png")])
-
-
-async def audio(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    return types.CallToolResult(content=[types.AudioContent(data=WAV_EMPTY, mime_type="audio/wav")])
+WATCHED = "test://watched-resource"
 
 
 def _embedded(uri: str, mime_type: str, text: str) -> types.EmbeddedResource:
@@ -85,444 +80,584 @@ def _embedded(uri: str, mime_type: str, text: str) -> types.EmbeddedResource:
     return types.EmbeddedResource(resource=contents)
 
 
-async def embedded_resource(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    resource = _embedded(
-        "test://embedded-resource", "text/plain", "This is an embedded resource content."
-    )
-    return types.CallToolResult(content=[resource])
+app = MCPServer("mcp-router-conformance-fixture", version="1.0.0", log_level="WARNING")
 
 
-async def mixed_content(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+# -- tools -------------------------------------------------------------------------------
+
+
+@app.tool()
+def test_simple_text() -> str:
+    """Returns simple text content"""
+    return "This is a simple text response for testing."
+
+
+@app.tool()
+def test_image_content() -> list[types.ImageContent]:
+    """Returns a 1x1 PNG image"""
+    return [types.ImageContent(data=PNG_1X1, mime_type="image/png")]
+
+
+@app.tool()
+def test_audio_content() -> list[types.AudioContent]:
+    """Returns a short WAV clip"""
+    return [types.AudioContent(data=WAV_EMPTY, mime_type="audio/wav")]
+
+
+@app.tool()
+def test_embedded_resource() -> list[types.EmbeddedResource]:
+    """Returns an embedded text resource"""
+    text = "This is an embedded resource content."
+    return [_embedded("test://embedded-resource", "text/plain", text)]
+
+
+@app.tool()
+def test_multiple_content_types() -> list[types.ContentBlock]:
+    """Returns text, an image and an embedded resource"""
     data = json.dumps({"test": "data", "value": 123})
-    return types.CallToolResult(
-        content=[
-            types.TextContent(text="Multiple content types test:"),
-            types.ImageContent(data=PNG_1X1, mime_type="image/png"),
-            _embedded("test://mixed-content-resource", "application/json", data),
-        ]
-    )
+    return [
+        types.TextContent(text="Multiple content types test:"),
+        types.ImageContent(data=PNG_1X1, mime_type="image/png"),
+        _embedded("test://mixed-content-resource", "application/json", data),
+    ]
 
 
-async def with_logging(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    for step, message in enumerate(
-        ("Tool execution started", "Tool processing data", "Tool execution completed")
-    ):
-        if step:
-            await anyio.sleep(0.05)
-        params = types.LoggingMessageNotificationParams(level="info", data=message)
-        await ctx.session.send_notification(
-            types.LoggingMessageNotification(params=params), related_request_id=ctx.request_id
-        )
-    return _text("Tool with logging executed successfully")
+@app.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Sends three log messages while it runs"""
+    await ctx.info("Tool execution started")
+    await anyio.sleep(0.05)
+    await ctx.info("Tool processing data")
+    await anyio.sleep(0.05)
+    await ctx.info("Tool execution completed")
+    return "Tool with logging executed successfully"
 
 
-async def with_progress(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+@app.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50 and 100 of 100"""
     for step, progress in enumerate((0, 50, 100)):
         if step:
             await anyio.sleep(0.05)
-        await ctx.session.report_progress(progress, 100, f"Completed step {progress} of 100")
-    return _text("Tool with progress executed successfully")
+        await ctx.report_progress(progress, 100, f"Completed step {progress} of 100")
+    return "Tool with progress executed successfully"
 
 
-async def error_handling(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    return _text("This tool intentionally returns an error for testing", error=True)
+@app.tool()
+def test_error_handling() -> str:
+    """Always fails"""
+    raise ToolError("This tool intentionally returns an error for testing")
 
 
-async def _ask(
-    ctx: Context,
-    call: types.CallToolRequestParams,
-    request: types.CreateMessageRequest | types.ElicitRequest,
-    answer_type: type[_Answer],
-) -> _Answer | types.InputRequiredResult:
-    """Ask the client: mid-call up to 2025-11-25; on 2026-07-28 in an `InputRequiredResult`,
-    answered when the client calls again with `inputResponses`."""
-    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        related = ServerMessageMetadata(related_request_id=ctx.request_id)
-        return await ctx.session.send_request(request, answer_type, metadata=related)
-    answer = (call.input_responses or {}).get(ASKED)
-    if answer is None:
-        return types.InputRequiredResult(input_requests={ASKED: request})
-    if isinstance(answer, answer_type):
-        return answer
-    return answer_type.model_validate(answer.model_dump(by_alias=True, exclude_none=True))
-
-
-async def sampling(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    if not ctx.session.check_client_capability(
-        types.ClientCapabilities(sampling=types.SamplingCapability())
-    ):
-        return _text("the client does not support sampling", error=True)
-    prompt = str((call.arguments or {}).get("prompt", ""))
+@app.tool()
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Asks the client's LLM to answer the prompt"""
+    wanted = types.ClientCapabilities(sampling=types.SamplingCapability())
+    if not ctx.session.check_client_capability(wanted):
+        raise ToolError("the client does not support sampling")
     message = types.SamplingMessage(role="user", content=types.TextContent(text=prompt))
-    request = types.CreateMessageRequest(
-        params=types.CreateMessageRequestParams(messages=[message], max_tokens=100)
+    # related to this call, so the request rides the call's own response stream
+    result = await ctx.session.create_message(
+        messages=[message], max_tokens=100, related_request_id=ctx.request_id
     )
-    result = await _ask(ctx, call, request, types.CreateMessageResult)
-    if isinstance(result, types.InputRequiredResult):
-        return result
     content = result.content
     answer = content.text if isinstance(content, types.TextContent) else "No response"
-    return _text(f"LLM response: {answer}")
+    return f"LLM response: {answer}"
 
 
-async def _elicit(
-    ctx: Context,
-    call: types.CallToolRequestParams,
-    prefix: str,
-    message: str,
-    schema: dict[str, Any],
-) -> ToolResult:
-    if not ctx.session.check_client_capability(
-        types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    ):
-        return _text("the client does not support elicitation", error=True)
-    request = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+async def _elicit(ctx: Context, message: str, schema: type[BaseModel], prefix: str) -> str:
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    if not ctx.session.check_client_capability(wanted):
+        raise ToolError("the client does not support elicitation")
+    result = await ctx.elicit(message, schema)
+    content = result.data.model_dump_json() if result.action == "accept" else "{}"
+    return f"{prefix}: action={result.action}, content={content}"
+
+
+class UserInformation(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+@app.tool()
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Asks the user for a username and an email address"""
+    return await _elicit(ctx, message, UserInformation, "User response")
+
+
+class Defaults(BaseModel):
+    """Every primitive type with a default (SEP-1034)."""
+
+    name: str = Field(default="John Doe", description="User name")
+    age: int = Field(default=30, description="User age")
+    score: float = Field(default=95.5, description="User score")
+    status: Literal["active", "inactive", "pending"] = Field(
+        default="active", description="User status"
     )
-    result = await _ask(ctx, call, request, types.ElicitResult)
-    if isinstance(result, types.InputRequiredResult):
-        return result
-    content = json.dumps(result.content or {})
-    return _text(f"{prefix}: action={result.action}, content={content}")
+    verified: bool = Field(default=True, description="Verification status")
 
 
-async def elicitation(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    schema = _object(
-        username={"type": "string", "description": "User's response"},
-        email={"type": "string", "description": "User's email address"},
-    )
-    message = str((call.arguments or {}).get("message", ""))
-    return await _elicit(ctx, call, "User response", message, schema)
-
-
-SEP1034_SCHEMA = _object(
-    name={"type": "string", "description": "User name", "default": "John Doe"},
-    age={"type": "integer", "description": "User age", "default": 30},
-    score={"type": "number", "description": "User score", "default": 95.5},
-    status={
-        "type": "string",
-        "description": "User status",
-        "enum": ["active", "inactive", "pending"],
-        "default": "active",
-    },
-    verified={"type": "boolean", "description": "Verification status", "default": True},
-)
-
-
-async def elicitation_defaults(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
+@app.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Elicits a form whose fields all have defaults (SEP-1034)"""
     message = "Please review your information"
-    return await _elicit(ctx, call, "Elicitation completed", message, SEP1034_SCHEMA)
+    return await _elicit(ctx, message, Defaults, "Elicitation completed")
 
 
-def _titled(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+def _titled(*pairs: tuple[str, str]) -> list[Any]:
     return [{"const": value, "title": title} for value, title in pairs]
 
 
-SEP1330_SCHEMA = _object(
-    untitledSingle={"type": "string", "enum": ["option1", "option2", "option3"]},
-    titledSingle={
-        "type": "string",
-        "oneOf": _titled(("value1", "First Option"), ("value2", "Second Option")),
-    },
-    legacyEnum={
-        "type": "string",
-        "enum": ["opt1", "opt2", "opt3"],
-        "enumNames": ["Option One", "Option Two", "Option Three"],
-    },
-    untitledMulti={
-        "type": "array",
-        "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
-    },
-    titledMulti={
-        "type": "array",
-        "items": {"anyOf": _titled(("value1", "First Choice"), ("value2", "Second Choice"))},
-    },
-)
+class Enums(BaseModel):
+    """Every enum shape (SEP-1330)."""
+
+    untitledSingle: Literal["option1", "option2", "option3"]
+    titledSingle: str = Field(
+        json_schema_extra={
+            "oneOf": _titled(("value1", "First Option"), ("value2", "Second Option"))
+        }
+    )
+    legacyEnum: str = Field(
+        json_schema_extra={
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        }
+    )
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: list[str] = Field(
+        json_schema_extra={
+            "items": {"anyOf": _titled(("value1", "First Choice"), ("value2", "Second Choice"))}
+        }
+    )
 
 
-async def elicitation_enums(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    message = "Please choose your options"
-    return await _elicit(ctx, call, "Elicitation completed", message, SEP1330_SCHEMA)
+@app.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Elicits a form with every enum shape (SEP-1330)"""
+    return await _elicit(ctx, "Please choose your options", Enums, "Elicitation completed")
 
 
-async def json_schema_tool(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    return _text(f"Received: {json.dumps(call.arguments or {}, sort_keys=True)}")
+# `json_schema_2020_12_tool` takes a hand-written 2020-12 schema (the scenario's own), which no
+# signature renders and `MCPServer.tool()` takes no schema: it replaces the rendered one once
+# the tool is registered (as the SDK's own conformance server does).
 
-
-JSON_SCHEMA_2020_12 = {
+JSON_SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
 
-async def reconnection(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    """Closes the POST stream mid-call; the client resumes it with `Last-Event-ID`."""
-    if ctx.close_sse_stream is not None:
-        await ctx.close_sse_stream()
+@app.tool()
+def json_schema_2020_12_tool(
+    name: str | None = None,
+    address: dict[str, str] | None = None,
+    contactMethod: str | None = None,
+    phone: str | None = None,
+    email: str | None = None,
+) -> str:
+    """Tool with JSON Schema 2020-12 features"""
+    given = {"name": name, "address": address, "contactMethod": contactMethod}
+    given |= {"phone": phone, "email": email}
+    arguments = {key: value for key, value in given.items() if value is not None}
+    return f"Received: {json.dumps(arguments, sort_keys=True)}"
+
+
+_schema_tool = app._tool_manager.get_tool("json_schema_2020_12_tool")
+assert _schema_tool is not None
+_schema_tool.parameters = JSON_SCHEMA_2020_12
+
+
+class Go(BaseModel):
+    go: bool = Field(description="Carry on?")
+
+
+def _ask_to_go_on() -> Elicit[Go]:
+    return Elicit("Carry on?", Go)
+
+
+@app.tool()
+async def test_streaming_elicitation(
+    answer: Annotated[ElicitationResult[Go], Resolve(_ask_to_go_on)],
+) -> str:
+    """Asks the user whether to carry on, through a resolver: mid-call up to 2025-11-25, in an
+    InputRequiredResult on 2026-07-28"""
+    if isinstance(answer, AcceptedElicitation):
+        return "carrying on" if answer.data.go else "stopping"
+    return f"the user chose {answer.action}"
+
+
+@app.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs a line at info (which a 2026-07-28 client hears only when it asks, by logLevel)"""
+    await ctx.info("test_logging_tool ran")
+    return "logged"
+
+
+@app.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Closes its response stream mid-call; the client resumes it (SSE polling, SEP-1699)"""
+    await ctx.info("Before disconnect")
+    await ctx.close_sse_stream()
     await anyio.sleep(0.2)
-    return _text("Reconnection test completed")
+    await ctx.info("After reconnect")
+    return "Reconnection test completed"
 
 
-WATCHED = "test://watched-resource"
+@app.tool()
+def test_x_mcp_header(
+    region: Annotated[
+        str,
+        Field(
+            description="Sent in the Mcp-Param-Region header as well",
+            json_schema_extra={"x-mcp-header": "Region"},
+        ),
+    ] = "nowhere",
+) -> str:
+    """Echoes a parameter that is mirrored into a custom header (SEP-2243)"""
+    return f"region={region}"
 
 
-class Watchers:
-    """Who is subscribed to the watched resource: handshake connections, and the listen
-    streams of 2026-07-28 clients (through the bus)."""
-
-    def __init__(self) -> None:
-        self.bus = InMemorySubscriptionBus()
-        self.connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self.version = 0
-
-    async def touch(self) -> int:
-        """The resource changed: tell every subscriber; how many connections were told."""
-        self.version += 1
-        connections = list(self.connections)
-        for connection in connections:
-            await connection.notify("notifications/resources/updated", {"uri": WATCHED})
-        await self.bus.publish(ResourceUpdated(uri=WATCHED))
-        return len(connections)
+@app.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's sampling capability, and says so if it is missing"""
+    capabilities = ctx.client_capabilities
+    if capabilities is None or capabilities.sampling is None:
+        raise MCPError(
+            code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message="This tool needs the client's sampling capability",
+            data={"requiredCapabilities": {"sampling": {}}},
+        )
+    return "The client can sample."
 
 
-async def touch_watched(ctx: Context, call: types.CallToolRequestParams) -> ToolResult:
-    watchers: Watchers = ctx.lifespan_context
-    told = await watchers.touch()
-    return _text(f"{WATCHED} is now version {watchers.version}; told {told} subscribers")
+def _dynamic() -> str:
+    """Added and removed again by the change triggers"""
+    return "dynamic"
 
 
-@dataclass(frozen=True)
-class FixtureTool:
-    description: str
-    input_schema: dict[str, Any]
-    handler: Handler
+@app.tool()
+async def test_trigger_tool_change(ctx: Context) -> str:
+    """Changes the tool list and says so to subscription streams (SEP-2575)"""
+    app.add_tool(_dynamic, name="test_dynamic_tool")
+    app.remove_tool("test_dynamic_tool")
+    await ctx.notify_tools_changed()
+    return "tool list changed"
 
 
-TOOLS: dict[str, FixtureTool] = {
-    "test_simple_text": FixtureTool("Returns simple text content", NO_ARGUMENTS, simple_text),
-    "test_image_content": FixtureTool("Returns a 1x1 PNG image", NO_ARGUMENTS, image),
-    "test_audio_content": FixtureTool("Returns a short WAV clip", NO_ARGUMENTS, audio),
-    "test_embedded_resource": FixtureTool(
-        "Returns an embedded text resource", NO_ARGUMENTS, embedded_resource
-    ),
-    "test_multiple_content_types": FixtureTool(
-        "Returns text, an image and an embedded resource", NO_ARGUMENTS, mixed_content
-    ),
-    "test_tool_with_logging": FixtureTool(
-        "Sends three log messages while it runs", NO_ARGUMENTS, with_logging
-    ),
-    "test_tool_with_progress": FixtureTool(
-        "Reports progress 0, 50 and 100 of 100", NO_ARGUMENTS, with_progress
-    ),
-    "test_error_handling": FixtureTool("Always returns an error", NO_ARGUMENTS, error_handling),
-    "test_sampling": FixtureTool(
-        "Asks the client's LLM to answer a prompt",
-        _object(prompt={"type": "string", "description": "The prompt to send to the LLM"}),
-        sampling,
-    ),
-    "test_elicitation": FixtureTool(
-        "Asks the user for a username and an email address",
-        _object(message={"type": "string", "description": "The message to show the user"}),
-        elicitation,
-    ),
-    "test_elicitation_sep1034_defaults": FixtureTool(
-        "Elicits a form whose fields all have defaults (SEP-1034)",
-        NO_ARGUMENTS,
-        elicitation_defaults,
-    ),
-    "test_elicitation_sep1330_enums": FixtureTool(
-        "Elicits a form with every enum shape (SEP-1330)", NO_ARGUMENTS, elicitation_enums
-    ),
-    "json_schema_2020_12_tool": FixtureTool(
-        "Tool with JSON Schema 2020-12 features", JSON_SCHEMA_2020_12, json_schema_tool
-    ),
-    "test_reconnection": FixtureTool(
-        "Closes its response stream mid-call (SSE polling, SEP-1699)", NO_ARGUMENTS, reconnection
-    ),
-    "touch_watched_resource": FixtureTool(
-        f"Not one of the suite's: tells the subscribers of {WATCHED} that it changed",
-        NO_ARGUMENTS,
-        touch_watched,
-    ),
-}
+@app.tool()
+async def test_trigger_prompt_change(ctx: Context) -> str:
+    """Changes the prompt list and says so to subscription streams (SEP-2575)"""
+    app.add_prompt(Prompt.from_function(_dynamic, name="test_dynamic_prompt"))
+    app.remove_prompt("test_dynamic_prompt")
+    await ctx.notify_prompts_changed()
+    return "prompt list changed"
 
 
-async def list_tools(
-    ctx: Context, params: types.PaginatedRequestParams | None
-) -> types.ListToolsResult:
-    return types.ListToolsResult(
-        tools=[
-            types.Tool(name=name, description=tool.description, input_schema=tool.input_schema)
-            for name, tool in TOOLS.items()
-        ]
+# -- 2026-07-28: InputRequiredResult (SEP-2322) ------------------------------------------
+
+
+def _form(message: str, **properties: str) -> types.ElicitRequest:
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": kind} for name, kind in properties.items()},
+        "required": list(properties),
+    }
+    return types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
     )
 
 
-async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> ToolResult:
-    tool = TOOLS.get(params.name)
-    if tool is None:
-        return _text(f"unknown tool {params.name!r}", error=True)
-    return await tool.handler(ctx, params)
-
-
-# -- resources and prompts ---------------------------------------------------------------
-
-RESOURCES = [
-    types.Resource(
-        uri="test://static-text",
-        name="static-text",
-        description="A static text resource",
-        mime_type="text/plain",
-    ),
-    types.Resource(
-        uri="test://static-binary",
-        name="static-binary",
-        description="A static binary resource (a PNG image)",
-        mime_type="image/png",
-    ),
-    types.Resource(
-        uri="test://watched-resource",
-        name="watched-resource",
-        description="A resource that can be subscribed to",
-        mime_type="text/plain",
-    ),
-]
-TEMPLATE_PREFIX, TEMPLATE_SUFFIX = "test://template/", "/data"
-
-
-async def list_resources(
-    ctx: Context, params: types.PaginatedRequestParams | None
-) -> types.ListResourcesResult:
-    return types.ListResourcesResult(resources=RESOURCES)
-
-
-async def list_templates(
-    ctx: Context, params: types.PaginatedRequestParams | None
-) -> types.ListResourceTemplatesResult:
-    template = types.ResourceTemplate(
-        uri_template=f"{TEMPLATE_PREFIX}{{id}}{TEMPLATE_SUFFIX}",
-        name="template",
-        description="A resource template with one parameter",
-        mime_type="application/json",
+def _sample(text: str, max_tokens: int) -> types.CreateMessageRequest:
+    message = types.SamplingMessage(role="user", content=types.TextContent(text=text))
+    return types.CreateMessageRequest(
+        params=types.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
     )
-    return types.ListResourceTemplatesResult(resource_templates=[template])
 
 
-def _contents(uri: str) -> types.TextResourceContents | types.BlobResourceContents | None:
-    if uri == "test://static-text":
-        text = "This is the content of the static text resource."
-        return types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)
-    if uri == "test://static-binary":
-        return types.BlobResourceContents(uri=uri, mime_type="image/png", blob=PNG_1X1)
-    if uri == "test://watched-resource":
-        text = "Watched resource content"
-        return types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)
-    if uri.startswith(TEMPLATE_PREFIX) and uri.endswith(TEMPLATE_SUFFIX):
-        item = uri[len(TEMPLATE_PREFIX) : -len(TEMPLATE_SUFFIX)]
-        data = json.dumps({"id": item, "templateTest": True, "data": f"Data for ID: {item}"})
-        return types.TextResourceContents(uri=uri, mime_type="application/json", text=data)
+def _answered(ctx: Context, key: str, field: str) -> str | None:
+    """The `field` of an accepted form answer to `key`, or None."""
+    answer = (ctx.input_responses or {}).get(key)
+    if isinstance(answer, types.ElicitResult) and answer.action == "accept" and answer.content:
+        value = answer.content.get(field)
+        return None if value is None else str(value)
     return None
 
 
-async def read_resource(
-    ctx: Context, params: types.ReadResourceRequestParams
-) -> types.ReadResourceResult:
-    contents = _contents(str(params.uri))
-    if contents is None:
-        raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}")
-    return types.ReadResourceResult(contents=[contents])
-
-
-async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-    if str(params.uri) == WATCHED:
-        ctx.lifespan_context.connections.add(connection_of(ctx.session))
-    return types.EmptyResult()
-
-
-async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-    if str(params.uri) == WATCHED:
-        ctx.lifespan_context.connections.discard(connection_of(ctx.session))
-    return types.EmptyResult()
-
-
-def _argument(name: str, description: str) -> types.PromptArgument:
-    return types.PromptArgument(name=name, description=description, required=True)
-
-
-PROMPTS = [
-    types.Prompt(name="test_simple_prompt", description="A prompt without arguments"),
-    types.Prompt(
-        name="test_prompt_with_arguments",
-        description="A prompt with two required arguments",
-        arguments=[_argument("arg1", "First test argument"), _argument("arg2", "Second one")],
-    ),
-    types.Prompt(
-        name="test_prompt_with_embedded_resource",
-        description="A prompt that embeds a resource",
-        arguments=[_argument("resourceUri", "URI of the resource to embed")],
-    ),
-    types.Prompt(name="test_prompt_with_image", description="A prompt with an image"),
-]
-
-
-async def list_prompts(
-    ctx: Context, params: types.PaginatedRequestParams | None
-) -> types.ListPromptsResult:
-    return types.ListPromptsResult(prompts=PROMPTS)
-
-
-def _user(content: types.ContentBlock) -> types.PromptMessage:
-    return types.PromptMessage(role="user", content=content)
-
-
-async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-    arguments = params.arguments or {}
-    if params.name == "test_simple_prompt":
-        messages = [_user(types.TextContent(text="This is a simple prompt for testing."))]
-    elif params.name == "test_prompt_with_arguments":
-        text = (
-            f"Prompt with arguments: arg1='{arguments.get('arg1', '')}', "
-            f"arg2='{arguments.get('arg2', '')}'"
+@app.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str | types.InputRequiredResult:
+    """Asks the user's name, then greets them"""
+    if "user_name" not in (ctx.input_responses or {}):
+        return types.InputRequiredResult(
+            input_requests={"user_name": _form("What is your name?", name="string")}
         )
-        messages = [_user(types.TextContent(text=text))]
-    elif params.name == "test_prompt_with_embedded_resource":
-        uri = arguments.get("resourceUri", "test://example-resource")
-        messages = [
-            _user(_embedded(uri, "text/plain", "Embedded resource content for testing.")),
-            _user(types.TextContent(text="Please process the embedded resource above.")),
-        ]
-    elif params.name == "test_prompt_with_image":
-        messages = [
-            _user(types.ImageContent(data=PNG_1X1, mime_type="image/png")),
-            _user(types.TextContent(text="Please analyze the image above.")),
-        ]
-    else:
-        raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
-    return types.GetPromptResult(messages=messages)
+    return f"Hello, {_answered(ctx, 'user_name', 'name') or 'stranger'}!"
+
+
+@app.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str | types.InputRequiredResult:
+    """Asks the client's model the capital of France"""
+    answer = (ctx.input_responses or {}).get("capital_question")
+    if answer is None:
+        question = _sample("What is the capital of France?", 100)
+        return types.InputRequiredResult(input_requests={"capital_question": question})
+    content = answer.content if isinstance(answer, types.CreateMessageResult) else None
+    return f"Model said: {content.text if isinstance(content, types.TextContent) else '?'}"
+
+
+@app.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str | types.InputRequiredResult:
+    """Asks the client's roots, then counts them"""
+    answer = (ctx.input_responses or {}).get("client_roots")
+    if answer is None:
+        return types.InputRequiredResult(input_requests={"client_roots": types.ListRootsRequest()})
+    roots = answer.roots if isinstance(answer, types.ListRootsResult) else []
+    return f"Client roots: {', '.join(str(root.uri) for root in roots) or '(none)'}"
+
+
+CONFIRM_STATE = "awaiting-confirmation"
+
+
+@app.tool()
+async def test_input_required_result_request_state(
+    ctx: Context,
+) -> str | types.InputRequiredResult:
+    """Asks for a confirmation, keeping where it is in requestState"""
+    if "confirm" in (ctx.input_responses or {}) and ctx.request_state == CONFIRM_STATE:
+        return "state-ok: confirmation received"
+    return types.InputRequiredResult(
+        input_requests={"confirm": _form("Please confirm", ok="boolean")},
+        request_state=CONFIRM_STATE,
+    )
+
+
+@app.tool()
+async def test_input_required_result_multiple_inputs(
+    ctx: Context,
+) -> str | types.InputRequiredResult:
+    """Asks a form, a sample and the roots at once"""
+    wanted = {"user_name", "greeting", "client_roots"}
+    if wanted <= set(ctx.input_responses or {}):
+        return "All inputs received."
+    return types.InputRequiredResult(
+        input_requests={
+            "user_name": _form("What is your name?", name="string"),
+            "greeting": _sample("Generate a greeting", 50),
+            "client_roots": types.ListRootsRequest(),
+        },
+        request_state="multiple-inputs",
+    )
+
+
+@app.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str | types.InputRequiredResult:
+    """Asks a name, then a colour, carrying the name in requestState"""
+    state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
+    if state.get("round") == 2 and "step2" in (ctx.input_responses or {}):
+        return f"{state.get('name')} likes {_answered(ctx, 'step2', 'color')}."
+    if state.get("round") == 1 and "step1" in (ctx.input_responses or {}):
+        return types.InputRequiredResult(
+            input_requests={"step2": _form("Step 2: What is your favorite color?", color="string")},
+            request_state=json.dumps({"round": 2, "name": _answered(ctx, "step1", "name")}),
+        )
+    return types.InputRequiredResult(  # the first round, or an answer out of turn: start over
+        input_requests={"step1": _form("Step 1: What is your name?", name="string")},
+        request_state=json.dumps({"round": 1}),
+    )
+
+
+@app.tool()
+async def test_input_required_result_tampered_state(
+    ctx: Context,
+) -> str | types.InputRequiredResult:
+    """Asks for a confirmation; the SDK refuses a requestState it did not sign"""
+    if ctx.request_state is None:
+        return types.InputRequiredResult(
+            input_requests={"confirm": _form("Please confirm", ok="boolean")},
+            request_state="round-1",
+        )
+    return f"state-ok: {ctx.request_state}"
+
+
+@app.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> types.InputRequiredResult:
+    """Asks only what the client declared it can answer"""
+    declared = ctx.client_capabilities or types.ClientCapabilities()
+    requests: dict[str, types.InputRequest] = {}
+    if declared.sampling is not None:
+        requests["sample"] = _sample("Say hello", 50)
+    if declared.elicitation is not None:
+        requests["ask"] = _form("What is your name?", name="string")
+    if declared.roots is not None:
+        requests["roots"] = types.ListRootsRequest()
+    return types.InputRequiredResult(input_requests=requests, request_state="capability-gated")
+
+
+# -- the watched resource ----------------------------------------------------------------
+
+_subscribers: dict[str | None, ServerSession] = {}
+"""Handshake-era subscribers to the watched resource, by HTTP session (its `Mcp-Session-Id`):
+the session of their `resources/subscribe`, whose connection hears of changes."""
+_version = 0
+
+
+def _http_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    return None if headers is None else headers.get("mcp-session-id")
+
+
+async def subscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+) -> types.EmptyResult:
+    if str(params.uri) == WATCHED:
+        _subscribers[_http_session(ctx)] = ctx.session
+    return types.EmptyResult()
+
+
+async def unsubscribe(
+    ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+) -> types.EmptyResult:
+    if str(params.uri) == WATCHED:
+        _subscribers.pop(_http_session(ctx), None)
+    return types.EmptyResult()
+
+
+@app.tool()
+async def touch_watched_resource(ctx: Context) -> str:
+    """Not one of the suite's: tells the subscribers of test://watched-resource that it changed"""
+    global _version
+    _version += 1
+    told = 0
+    for key, session in list(_subscribers.items()):
+        try:
+            await session.send_resource_updated(WATCHED)
+            told += 1
+        except Exception:  # the client went away: forget it
+            _subscribers.pop(key, None)
+    await ctx.notify_resource_updated(WATCHED)  # subscriptions/listen streams (2026-07-28)
+    return f"{WATCHED} is now version {_version}; told {told} subscribers"
+
+
+# -- resources ---------------------------------------------------------------------------
+
+
+@app.resource("test://static-text", name="static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource"""
+    return "This is the content of the static text resource."
+
+
+@app.resource("test://static-binary", name="static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A static binary resource (a PNG image)"""
+    return base64.b64decode(PNG_1X1)
+
+
+@app.resource(WATCHED, name="watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource that can be subscribed to"""
+    return "Watched resource content"
+
+
+@app.resource("test://template/{id}/data", name="template", mime_type="application/json")
+def template(id: str) -> str:
+    """A resource template with one parameter"""
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+# -- prompts -----------------------------------------------------------------------------
+
+
+@app.prompt()
+def test_simple_prompt() -> list[UserMessage]:
+    """A prompt without arguments"""
+    return [UserMessage("This is a simple prompt for testing.")]
+
+
+@app.prompt()
+def test_prompt_with_arguments(arg1: str, arg2: str) -> list[UserMessage]:
+    """A prompt with two required arguments"""
+    return [UserMessage(f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")]
+
+
+@app.prompt()
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[UserMessage]:
+    """A prompt that embeds a resource"""
+    text = "Embedded resource content for testing."
+    return [
+        UserMessage(_embedded(resourceUri, "text/plain", text)),
+        UserMessage("Please process the embedded resource above."),
+    ]
+
+
+@app.prompt()
+def test_prompt_with_image() -> list[UserMessage]:
+    """A prompt with an image"""
+    return [
+        UserMessage(types.ImageContent(data=PNG_1X1, mime_type="image/png")),
+        UserMessage("Please analyze the image above."),
+    ]
+
+
+@app.prompt()
+async def test_input_required_result_prompt(
+    ctx: Context,
+) -> list[UserMessage] | types.InputRequiredResult:
+    """A prompt that asks the user for its context first (2026-07-28)"""
+    if "user_context" not in (ctx.input_responses or {}):
+        question = _form("What context should the prompt use?", context="string")
+        return types.InputRequiredResult(input_requests={"user_context": question})
+    context = _answered(ctx, "user_context", "context") or "none given"
+    return [UserMessage(f"Use the following context: {context}")]
 
 
 # -- utilities ---------------------------------------------------------------------------
 
 
-async def set_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
+async def complete(
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    argument: types.CompletionArgument,
+    context: types.CompletionContext | None,
+) -> types.Completion:
+    """Suggestions for `test_prompt_with_arguments`'s arguments, by prefix."""
+    values = [word for word in ("paris", "park", "party") if word.startswith(argument.value)]
+    return types.Completion(values=values, total=len(values), has_more=False)
+
+
+app.completion()(complete)  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
+
+
+async def set_level(
+    ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+) -> types.EmptyResult:
     return types.EmptyResult()
 
 
-async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
-    """Suggestions for `test_prompt_with_arguments`'s arguments, by prefix."""
-    words = ["paris", "park", "party"]
-    values = [word for word in words if word.startswith(params.argument.value)]
-    return types.CompleteResult(
-        completion=types.Completion(values=values, total=len(values), has_more=False)
-    )
+# MCPServer has no public hooks for these (the SDK's own conformance server registers them
+# the same way): logging/setLevel, and resources/subscribe, which up to 2025-11-25 say that
+# a client wants to hear of a resource's changes.
+_lowlevel = app._lowlevel_server
+_lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+_lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+_lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
 
 
 class MemoryEventStore(EventStore):
@@ -548,44 +683,15 @@ class MemoryEventStore(EventStore):
         return stream
 
 
-def build_server() -> Server[Watchers]:
-    watchers = Watchers()
-
-    @asynccontextmanager
-    async def lifespan(_: Server[Watchers]) -> AsyncIterator[Watchers]:
-        yield watchers
-
-    server: Server[Watchers] = Server(
-        "mcp-router-conformance-fixture",
-        version="1.0.0",
-        lifespan=lifespan,
-        on_subscriptions_listen=ListenHandler(watchers.bus),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
-    )
-    # Registered by method: the constructor's `on_set_logging_level` warns that logging
-    # is deprecated at 2026-07-28, and the suite tests the handshake revisions.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
-    return server
-
-
 async def serve(port: int) -> None:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    app = build_server().streamable_http_app(
+    http = app.streamable_http_app(
         event_store=MemoryEventStore(), retry_interval=100, host="127.0.0.1"
     )
-    config = uvicorn.Config(app, log_level="warning", ws="none", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(http, log_level="warning", ws="none", timeout_graceful_shutdown=1)
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     await uvicorn.Server(config).serve([sock])
 
@@ -594,6 +700,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, default=0, help="0: any free port (printed)")
     options = parser.parse_args(argv)
+    # logging, sampling and elicitation are deprecated at 2026-07-28; the suite tests the
+    # handshake revisions too, so they stay, without a warning on every call
+    warnings.simplefilter("ignore", MCPDeprecationWarning)
     try:
         anyio.run(serve, options.port)
     except KeyboardInterrupt:

@@ -1,9 +1,14 @@
-"""The official MCP conformance suite against the fixture server, directly and through
-`mcp-router serve --http` in pass-through mode (`benchmarks/conformance.py` runs both).
+"""The official MCP conformance suite's server scenarios against the fixture server, directly
+and through `mcp-router serve --http` in pass-through mode (`benchmarks/conformance.py` runs
+both), for each line of the suite: 0.1.16 and 0.2.0.
 
-Needs node 22 and the suite (`make conformance-deps`, into `.cache/conformance`). Without
-them the suite's tests skip, unless `MCP_ROUTER_REQUIRE_CONFORMANCE=1` (as `.ci/run` sets)
-makes the missing install a failure.
+Needs node 22 and both lines of the suite (`make conformance-deps`, that is
+`bash scripts/install-conformance.sh`: into `.cache/conformance` and `.cache/conformance-next`).
+Without one, its tests skip, unless `MCP_ROUTER_REQUIRE_CONFORMANCE=1` (as `.ci/run` sets)
+makes the missing install a failure. The rule: every scenario that passes directly passes
+through the router, but for the known gaps (`KNOWN_GAPS`, each with its reason), and the
+fixture passes every scenario but its own gaps (`FIXTURE_GAPS`: the tasks extension, which the
+SDK does not implement).
 """
 
 from __future__ import annotations
@@ -15,45 +20,55 @@ import pytest
 from benchmarks.conformance import (
     INSTALL_HINT,
     KNOWN_GAPS,
+    LINES,
     OUT,
     TABLE,
-    Report,
-    Suite,
+    LineRun,
+    fixture_gap,
     load,
     render,
-    run,
+    run_line,
 )
 
 REQUIRE = "MCP_ROUTER_REQUIRE_CONFORMANCE"
 
 
-@pytest.fixture(scope="module")
-def report() -> Report:
-    suite = Suite.find()
+@pytest.fixture(scope="module", params=list(LINES))
+def run(request: pytest.FixtureRequest) -> LineRun:
+    line = LINES[request.param]
+    suite = line.find()
     if suite is None:
-        message = f"the conformance suite is not installed: {INSTALL_HINT}"
+        message = f"the conformance suite's {line.name} line is not in {line.where()}"
         if os.environ.get(REQUIRE) == "1":
-            pytest.fail(f"{REQUIRE}=1 and {message}")
-        pytest.skip(message)
-    return run(suite)
+            pytest.fail(f"{REQUIRE}=1 and {message}: {INSTALL_HINT}")
+        pytest.skip(f"{message}: {INSTALL_HINT}")
+    return run_line(line, suite)
 
 
-def test_every_scenario_of_the_suite_passes_against_the_fixture(report: Report) -> None:
-    failing = {s: report.outcome("direct", s).failures for s in report.scenarios}
-    assert {s: f for s, f in failing.items() if f} == {}
-    assert len(report.scenarios) >= 30
+def test_the_fixture_passes_every_scenario_but_its_own_gaps(run: LineRun) -> None:
+    failing = {s: run.outcome("direct", s).failures for s in run.failing_directly()}
+    assert {s: f for s, f in failing.items() if fixture_gap(s) is None} == {}
+    assert len(run.scenarios) >= 30
 
 
-def test_every_scenario_that_passes_directly_passes_through_the_router(report: Report) -> None:
-    regressions = {
-        s: report.outcome("router", s).failures for s in report.regressions() if s not in KNOWN_GAPS
-    }
+def test_every_scenario_that_passes_directly_passes_through_the_router(run: LineRun) -> None:
+    gaps = KNOWN_GAPS.get(run.line, {})
+    regressions = {s: run.outcome("router", s).failures for s in run.regressions() if s not in gaps}
     assert regressions == {}
 
 
-def test_the_known_gaps_still_fail_through_the_router(report: Report) -> None:
-    fixed = [s for s in KNOWN_GAPS if s in report.scenarios and report.outcome("router", s).ok]
-    assert fixed == [], "these pass through the router now: drop them from KNOWN_GAPS"
+def test_the_known_gaps_still_fail_through_the_router(run: LineRun) -> None:
+    gaps = KNOWN_GAPS.get(run.line, {})
+    fixed = [s for s in gaps if s not in run.regressions()]
+    assert fixed == [], "these pass through the router now (or fail directly): drop them"
+
+
+def test_the_known_gaps_name_lines_of_the_suite() -> None:
+    assert set(KNOWN_GAPS) <= set(LINES)
+
+
+def test_the_committed_results_cover_every_line() -> None:
+    assert [run.line for run in load(OUT).lines] == list(LINES)
 
 
 def test_the_committed_table_is_rendered_from_the_committed_results() -> None:
