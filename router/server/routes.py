@@ -79,7 +79,7 @@ def owner_of_uri(routes: Routes, uri: str) -> tuple[str, str]:
     if owner is None:
         owner = next((s for pattern, s in routes.template_owner if pattern.match(uri)), None)
     if owner is None:
-        raise InvalidParams(f"unknown resource {uri!r}")  # -32602, as SEP-2164 settled
+        raise InvalidParams(f"unknown resource {uri!r}", {"uri": uri})  # -32602 (SEP-2164)
     return owner, upstream_uri
 
 
