@@ -131,7 +131,7 @@ async def test_a_confirmed_tool_runs_once_the_user_accepts(tmp_path: Path, mode:
 
     assert first_text(direct) == first_text(routed_call) == "reset"
     assert first_text(plain) == "note a"
-    assert user.asked == ["Run reset_all on guarded with {}?"] * 2  # never for read_note
+    assert user.asked == ["Run reset_all on guarded? (no arguments)"] * 2  # never for read_note
     assert ran_calls == ["reset_all", "reset_all", "read_note a"]
 
 
@@ -151,7 +151,7 @@ async def test_a_confirmed_tool_does_not_run_when_the_user_says_no(
         "mcp-router: guarded__delete_note was not run: it needs the user's confirmation "
         f"(router.policy.confirm 'guarded/delete_note') and the user answered {action}."
     )
-    assert user.asked == ['Run delete_note on guarded with {"name": "plans"}?']
+    assert user.asked == ['Run delete_note on guarded?\n- name: "plans"']
     assert ran_calls == []
 
 
@@ -183,7 +183,7 @@ async def test_confirm_destructive_asks_for_tools_annotated_destructive_only(
         reset = await client.call_tool("guarded__reset_all", {})  # not annotated: not asked
 
     assert [first_text(r) for r in (deleted, read, reset)] == ["deleted a", "note a", "reset"]
-    assert user.asked == ['Run delete_note on guarded with {"name": "a"}?']
+    assert user.asked == ['Run delete_note on guarded?\n- name: "a"']
 
 
 async def test_a_stateless_host_confirms_once_then_answers_the_upstreams_own_question(
@@ -218,7 +218,7 @@ async def test_a_stateless_host_confirms_once_then_answers_the_upstreams_own_que
             result = await client.call_tool("asking__ask_model", {"prompt": "hi"})
 
     assert first_text(result) == "host-model: fine"
-    assert user.asked == ['Run ask_model on asking with {"prompt": "hi"}?']
+    assert user.asked == ['Run ask_model on asking?\n- prompt: "hi"']
     assert sampled == ["hi"]
 
 

@@ -7,11 +7,16 @@ never runs without a yes.
 
 - Up to 2025-11-25 the router sends `elicitation/create` on the call's own stream.
 - On 2026-07-28 a server cannot send requests, so the router answers the call with an
-  `InputRequiredResult` holding the question; the host retries with the answer. The router
-  keeps no state between the two: its `requestState` is sealed (HMAC with a key of this
-  process) and binds the answer to this tool and these arguments, and once confirmed it
-  wraps the upstream's own `requestState`, so that the upstream's later questions on the
-  same call do not ask the user again.
+  `InputRequiredResult` holding the question; the host retries with the answer. Its
+  `requestState` is sealed (HMAC with a key of this process, or of the replicas' shared
+  store) and binds the answer to this tool and these arguments, compared as bytes; it
+  expires after `STATE_SECONDS` and carries a nonce that authorizes one call: a replayed,
+  expired, tampered, forged or other-arguments state never runs the tool, the user is asked
+  again. Once confirmed it wraps the upstream's own `requestState` (single-use too), so that
+  the upstream's later questions on the same call do not ask the user again.
+
+The question lists every argument on a line of its own, keys in order, each value cut to
+`SHOWN_VALUE` characters, so that no long argument pushes another out of view.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import hashlib
 import hmac
 import json
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +44,15 @@ from router.upstream.host_requests import InputAnswers
 
 CONFIRM_KEY = "mcp-router/confirm"
 """The key of the router's own question among a call's input requests and responses."""
-_STATE_PREFIX = "mcp-router.v1."
-_SHOWN_ARGUMENTS = 400
-"""Characters of the arguments shown in the question; the rest is elided."""
+_STATE_PREFIX = "mcp-router.v2."
+SHOWN_VALUE = 200
+"""Characters of each argument's value shown in the question; the rest is elided."""
+SHOWN_KEYS = 50
+"""Arguments listed in the question; more are counted, not shown."""
+STATE_SECONDS = 300.0
+"""How long a sealed confirmation state can be answered or used."""
+MAX_USED_NONCES = 10_000
+"""Nonces remembered as used until their state expires (the bound of the table)."""
 _NO_FIELDS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -58,8 +71,11 @@ Outcome = Approved | types.CallToolResult | types.InputRequiredResult
 class Approvals:
     """Asks the host before confirmed calls; one per router process (its key seals state)."""
 
-    def __init__(self, key: bytes | None = None) -> None:
+    def __init__(self, key: bytes | None = None, clock: Callable[[], float] = time.time) -> None:
+        """`key` seals the state (shared by replicas); `clock` gives wall-clock seconds."""
         self._key = key or secrets.token_bytes(32)
+        self._clock = clock
+        self._used: dict[str, float] = {}
 
     async def approve(
         self,
@@ -109,13 +125,15 @@ class Approvals:
         responses = dict(answers.responses or {}) if answers else {}
         state = self._open(answers.state if answers else None)
         answer = responses.pop(CONFIRM_KEY, None)
-        if state is not None and state.get("confirmed") == digest:
+        if state is not None and not self._claim(state):
+            state = None  # replayed or expired: it authorizes nothing, ask again
+        if state is not None and _same(state.get("confirmed"), digest):
             upstream_state = state.get("upstream")
             return Approved(
                 InputAnswers(responses or None, upstream_state if upstream_state else None),
                 seal=digest,
             )
-        if state is not None and state.get("asked") == digest and answer is not None:
+        if state is not None and _same(state.get("asked"), digest) and answer is not None:
             if isinstance(answer, types.ElicitResult) and answer.action == "accept":
                 return Approved(InputAnswers(responses or None, None), seal=digest)
             action = answer.action if isinstance(answer, types.ElicitResult) else "no answer"
@@ -131,7 +149,26 @@ class Approvals:
         state = self._seal({"confirmed": seal, "upstream": result.request_state})
         return result.model_copy(update={"request_state": state})
 
+    def _claim(self, state: dict[str, Any]) -> bool:
+        """Use a state's nonce once, before its expiry."""
+        now = self._clock()
+        expires, nonce = state.get("expires"), state.get("nonce")
+        if not isinstance(expires, int | float) or not isinstance(nonce, str) or expires < now:
+            return False
+        for used, until in list(self._used.items()):
+            if until < now:
+                del self._used[used]
+        if nonce in self._used or len(self._used) >= MAX_USED_NONCES:
+            return False
+        self._used[nonce] = expires
+        return True
+
     def _seal(self, payload: dict[str, Any]) -> str:
+        payload = {
+            **payload,
+            "nonce": secrets.token_urlsafe(16),
+            "expires": self._clock() + STATE_SECONDS,
+        }
         body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
         mac = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
         return f"{_STATE_PREFIX}{body}.{mac}"
@@ -156,12 +193,23 @@ def _digest(record: ToolRecord, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _same(sealed: Any, digest: str) -> bool:
+    return isinstance(sealed, str) and hmac.compare_digest(sealed.encode(), digest.encode())
+
+
 def _question(record: ToolRecord, arguments: dict[str, Any]) -> types.ElicitRequestFormParams:
-    shown = json.dumps(arguments, ensure_ascii=False, default=str)
-    if len(shown) > _SHOWN_ARGUMENTS:
-        shown = shown[:_SHOWN_ARGUMENTS] + "…"
+    keys = sorted(arguments)
+    lines = []
+    for key in keys[:SHOWN_KEYS]:
+        value = json.dumps(arguments[key], ensure_ascii=False, default=str)
+        if len(value) > SHOWN_VALUE:
+            value = value[:SHOWN_VALUE] + f"… ({len(value):,} characters)"
+        lines.append(f"- {key}: {value}")
+    if len(keys) > SHOWN_KEYS:
+        lines.append(f"- and {len(keys) - SHOWN_KEYS} more arguments")
+    listed = ("\n" + "\n".join(lines)) if lines else " (no arguments)"
     return types.ElicitRequestFormParams(
-        message=f"Run {record.name} on {record.server} with {shown}?",
+        message=f"Run {record.name} on {record.server}?{listed}",
         requested_schema=_NO_FIELDS,
     )
 
