@@ -30,6 +30,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from router.config import RouterConfig, parse_config
+from router.embedding.base import Embedder
 from router.server.http.app import create_app
 from router.server.http.front import FrontState, ReadyLatch
 from router.server.http.security import SecurityPolicy
@@ -85,14 +86,15 @@ def _observed(app: FastAPI, seen: list[FrontState], started: anyio.Event) -> Non
 
 @asynccontextmanager
 async def http_front(
-    cfg: RouterConfig, policy: SecurityPolicy | None = None
+    cfg: RouterConfig, policy: SecurityPolicy | None = None, embedder: Embedder | None = None
 ) -> AsyncIterator[Front]:
-    """The front on 127.0.0.1 (BM25 only: ranking is not what these tests are about)."""
+    """The front on 127.0.0.1 (BM25 only unless given an `embedder`: ranking is not what
+    most of these tests are about)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    app = create_app(cfg, None, policy or SecurityPolicy())
+    app = create_app(cfg, embedder, policy or SecurityPolicy())
     seen: list[FrontState] = []
     started = anyio.Event()
     _observed(app, seen, started)

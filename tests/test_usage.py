@@ -9,9 +9,11 @@ from pathlib import Path
 
 import anyio
 import numpy as np
+import pytest
 
 from router.embedding.hashing import HashingEmbedder
 from router.retrieval.retriever import Retriever
+from router.retrieval.types import DEFAULT
 from router.retrieval.usage import USAGE_FILE, UsageMemory
 from tests.conftest import make_catalog
 from tests.serving import raw_router, write_config
@@ -26,6 +28,8 @@ def _unit(*values: float) -> np.ndarray:
 
 def test_a_remembered_query_lifts_its_tool_for_close_queries_only() -> None:
     memory = UsageMemory("m", threshold=0.8)
+    memory.record("send the weekly report", _unit(1, 0, 0), [("mail", "send_email")])
+    assert memory.lift(_unit(1, 0, 0)) == {}  # one search and call teaches nothing
     memory.record("send the weekly report", _unit(1, 0, 0), [("mail", "send_email")])
     assert memory.lift(_unit(1, 0, 0)) == {("mail", "send_email"): 1.0}
     close = memory.lift(_unit(1, 0.3, 0))  # cosine 0.958
@@ -57,6 +61,7 @@ def test_memory_holds_at_most_max_pairs_the_least_recently_used_go() -> None:
     memory.record("two", _unit(0, 1, 0), [("s", "b")])
     memory.record("one", _unit(1, 0, 0), [("s", "a")])  # used again: now the most recent
     memory.record("three", _unit(0, 0, 1), [("s", "c")])  # takes the row of "two"
+    memory.record("three", _unit(0, 0, 1), [("s", "c")])
     assert len(memory) == 2
     assert memory.lift(_unit(0, 1, 0)) == {}
     assert memory.lift(_unit(1, 0, 0)) == {("s", "a"): 1.0}
@@ -72,18 +77,24 @@ def test_vectors_of_another_size_lift_nothing() -> None:
     assert memory.lift(_unit(1, 0)) == {}
 
 
-def test_a_lift_raises_a_tool_the_query_alone_ranks_low() -> None:
+def test_a_lift_reorders_close_candidates_but_cannot_pull_one_up_from_deep() -> None:
+    """The lift is capped (`Ranking.usage_cap`): it swaps two close candidates, and a tool
+    the query ranks far below stays below however strongly it is lifted."""
     catalog = make_catalog(
-        ("mail", "send_email", "Send an email message"),
-        ("chat", "post_message", "Post a message to a channel"),
+        ("gmail", "send_email", "Send an email message to a person"),
+        ("outlook", "send_email", "Send an email message to a person"),
+        ("files", "delete_file", "Remove a file from the disk"),
     )
     retriever, _ = Retriever.build(catalog, HashingEmbedder())
-    query = "send a message"
-    plain = retriever.search(query, k=2)
-    low = plain[-1].tool.key
-    lifted = retriever.search(query, k=2, lift={low: 1.0})
-    assert lifted[0].tool.key == low
-    assert lifted[0].score > plain[0].score  # the bonus is the best fused score, times 1.0
+    query = "send an email message"
+    plain = retriever.search(query, k=3)
+    first, second = plain[0], plain[1]
+    assert first.score - second.score < DEFAULT.usage_cap * first.score  # close: within it
+    swapped = retriever.search(query, k=3, lift={second.tool.key: 1.0})
+    assert swapped[0].tool.key == second.tool.key
+    deep = retriever.search(query, k=3, lift={("files", "delete_file"): 1.0})
+    assert deep[0].tool.key == first.tool.key
+    assert deep[-1].tool.key == ("files", "delete_file")
 
 
 def _config(tmp_path: Path, **router: object) -> Path:
@@ -113,3 +124,34 @@ async def test_a_call_after_a_search_is_remembered_and_learn_false_keeps_nothing
     )
     assert rows.fetchall() == [("record one call on the counter", "count", "touch", 1)]
     assert not (silent / "cache" / USAGE_FILE).exists()
+
+
+@pytest.mark.parametrize("learn", [None, True])
+async def test_on_the_shared_http_front_one_client_cannot_teach_the_ranking(
+    tmp_path: Path, learn: bool | None
+) -> None:
+    """The two-client attack: on `serve --http` with no identities, learning is off unless
+    the config turns it on, so client A's searches and calls leave nothing that lifts a tool
+    for client B; with `"learn": true` the same traffic is learnt."""
+    from tests.http_serving import config as front_config
+    from tests.http_serving import http_front, streamable_client, until_indexed
+
+    log = tmp_path / "calls.log"
+    counting = [str(SCRIPTS / "counting.py"), str(log)]
+    servers = {"count": {"command": sys.executable, "args": counting}}
+    settings = {} if learn is None else {"learn": learn}
+    cfg = front_config(servers, cache_dir=str(tmp_path / "cache"), **settings)
+    async with http_front(cfg, embedder=HashingEmbedder()) as front:
+        with anyio.fail_after(60):
+            await until_indexed(front.state)
+            await front.state.readiness.until_covered()  # the model (and any memory) loaded
+            async with streamable_client(front.mcp, mode="legacy") as a:  # a session
+                for _ in range(3):
+                    await a.call_tool("search_tools", {"query": "record one call on the counter"})
+                    await a.call_tool("count__touch", {})
+    usage = tmp_path / "cache" / USAGE_FILE
+    if learn is None:
+        assert front.state.searcher.usage is None and not usage.exists()
+    else:
+        rows = sqlite3.connect(usage).execute("SELECT server, tool, calls FROM usage")
+        assert rows.fetchall() == [("count", "touch", 3)]

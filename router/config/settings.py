@@ -170,9 +170,11 @@ class RouterSettings(BaseModel):
     steps: bool = False
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
     requests that need several tools, one more query embedding per clause."""
-    learn: bool = True
+    learn: bool | None = None
     """Usage feedback: tools called after a search rise for similar queries later. The pairs
-    stay in `usage.sqlite3` in the cache folder; nothing leaves the machine."""
+    stay in `usage.sqlite3` in the cache folder; nothing leaves the machine. Unset: on for
+    one host (stdio), off on the shared HTTP front, where one client's calls would steer
+    every other client's ranking; `true` turns it on there too."""
     limits: Limits = Field(default_factory=Limits)
     policy: Policy = Field(default_factory=Policy)
     store: Store | None = None

@@ -275,7 +275,7 @@ class Retriever:
             for key, strength in lift.items():
                 position = self._position_of(key)
                 if position is not None:
-                    bonus = ranking.usage_bonus * strength * scale
+                    bonus = min(ranking.usage_bonus * strength, ranking.usage_cap) * scale
                     scores[position] = scores.get(position, 0.0) + bonus
         if ranking.named_server_bonus:
             bonus = ranking.named_server_bonus * scale

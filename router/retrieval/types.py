@@ -56,7 +56,7 @@ class Ranking:
     - `companion_bonus`: added to the leading tool's server-mates (tasks that need several
       tools often need them from one server). Off: it did not win on the dev half.
     - `usage_bonus`: added, times its strength, to a tool called after a similar earlier
-      query (`router.retrieval.usage`).
+      query (`router.retrieval.usage`), at most `usage_cap`.
 
     Bonuses are fractions of the query's best fused score.
     """
@@ -68,6 +68,9 @@ class Ranking:
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
     usage_bonus: float = 1.0
+    usage_cap: float = 0.1
+    """The most a usage lift adds, as a fraction of the best fused score: enough to reorder
+    close candidates, never to pull a tool from deep in the list to the top."""
 
 
 DEFAULT = Ranking()

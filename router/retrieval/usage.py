@@ -2,10 +2,13 @@
 
 When a client searches and then calls one of the tools it was shown, the pair (the query,
 the tool) is remembered. A later query close in meaning to a remembered one (cosine at
-least `threshold`) lifts the tools called after it, more the closer it is. The pairs live in
-one SQLite file in the cache folder (`usage.sqlite3`), keyed by the embedding model so
-another model's vectors never mix in; nothing leaves the machine, `router.learn: false`
-turns it off, and deleting the file forgets everything.
+least `threshold`) lifts the tools called after it, more the closer it is, but only once the
+pair has come from `MIN_CALLS` searches or more: one search and call, a slip or a steered
+model, teaches nothing. How far a lift can move a tool is the retriever's concern
+(`Ranking.usage_cap`). The pairs live in one SQLite file in the cache folder
+(`usage.sqlite3`), keyed by the embedding model so another model's vectors never mix in;
+nothing leaves the machine, `router.learn: false` turns it off, and deleting the file
+forgets everything.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ CREATE TABLE IF NOT EXISTS usage (
 """
 THRESHOLD = 0.8
 """How close (cosine) a query must be to a remembered one to be lifted by it."""
+MIN_CALLS = 2
+"""Searches a pair must have come from before it lifts anything."""
 USAGE_FILE = "usage.sqlite3"
 """Its name in the cache folder."""
 MAX_PAIRS = 5_000
@@ -64,6 +69,7 @@ class UsageMemory:
         *,
         threshold: float = THRESHOLD,
         max_pairs: int = MAX_PAIRS,
+        min_calls: int = MIN_CALLS,
     ) -> None:
         import numpy as np
 
@@ -71,11 +77,13 @@ class UsageMemory:
         self.path = path
         self.threshold = threshold
         self.max_pairs = max_pairs
+        self.min_calls = min_calls
         self._lock = threading.Lock()
         # Held pairs, least recently used first, each with its row of `_matrix`. At most
         # `max_pairs` in memory as on disk: the least recently used row is reused.
         self._slots: OrderedDict[tuple[str, str, str], int] = OrderedDict()
         self._keys: list[ToolKey] = []  # by row
+        self._calls: list[int] = []  # by row: the searches the row's pair came from
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         if path is not None and path.exists():
             self._load()
@@ -93,30 +101,36 @@ class UsageMemory:
         connection = self._connect()
         try:
             rows = connection.execute(
-                "SELECT query, server, tool, vector FROM usage WHERE model_id = ? "
+                "SELECT query, server, tool, vector, calls FROM usage WHERE model_id = ? "
                 "ORDER BY last_used ASC LIMIT -1 OFFSET max(0, "
                 "(SELECT count(*) FROM usage WHERE model_id = ?) - ?)",
                 (self.model_id, self.model_id, self.max_pairs),
             ).fetchall()
         finally:
             connection.close()
-        for query, server, tool, blob in rows:  # oldest first, so the newest end up last
-            self._hold(query, (server, tool), np.frombuffer(blob, dtype=np.float32))
+        for query, server, tool, blob, calls in rows:  # oldest first: the newest end last
+            row = self._hold(query, (server, tool), np.frombuffer(blob, dtype=np.float32))
+            self._calls[row] = int(calls)
 
-    def _hold(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> None:
-        """Hold the pair as the most recently used, in a free row or the oldest pair's."""
+    def _hold(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> int:
+        """Hold the pair as the most recently used, in a free row or the oldest pair's, one
+        more search counted; its row."""
         import numpy as np
 
         pair = (query, *key)
         if pair in self._slots:
             self._slots.move_to_end(pair)
-            return
+            row = self._slots[pair]
+            self._calls[row] += 1
+            return row
         if len(self._slots) >= self.max_pairs:
             _, row = self._slots.popitem(last=False)
             self._keys[row] = key
+            self._calls[row] = 1
         else:
             row = len(self._keys)
             self._keys.append(key)
+            self._calls.append(1)
             if row >= self._matrix.shape[0] or self._matrix.shape[1] != vector.shape[0]:
                 grown = np.zeros(
                     (min(self.max_pairs, max(64, 2 * row)), vector.shape[0]), dtype=np.float32
@@ -126,6 +140,7 @@ class UsageMemory:
                 self._matrix = grown
         self._matrix[row] = vector
         self._slots[pair] = row
+        return row
 
     def record(self, query: str, query_vector: Vectors, tools: Iterable[ToolKey]) -> None:
         """Remember that `tools` were called after searching `query`."""
@@ -167,6 +182,7 @@ class UsageMemory:
             if not self._keys or self._matrix.shape[1] != vector.shape[0]:
                 return {}
             similarity = self._matrix[: len(self._keys)] @ vector
+            similarity[np.asarray(self._calls) < self.min_calls] = -1.0  # taught once: nothing
             keys = list(self._keys)
         lifted: dict[ToolKey, float] = {}
         for row in np.flatnonzero(similarity >= self.threshold).tolist():

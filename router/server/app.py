@@ -99,7 +99,9 @@ async def _router_state(
     era: HostEra | None,
 ) -> AsyncIterator[RouterState]:
     settings = config.router
-    usage_file = cache_dir / USAGE_FILE if settings.learn else None
+    # Learning is one user's: on by default for one host, on a shared front only if asked.
+    learn = settings.learn if settings.learn is not None else era is not None
+    usage_file = cache_dir / USAGE_FILE if learn else None
     changes = Changes()
     policy = ToolPolicy.from_config(config)
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
