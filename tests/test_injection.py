@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import anyio
 import pytest
 
 from router.catalog import ToolSpec, make_records
 from router.injection import scan_text, scan_tools
+from tests.serving import raw_router, write_config
+from tests.test_upstream_pool import script
 
 
 @pytest.mark.parametrize(
@@ -77,3 +82,26 @@ def test_excerpts_are_one_line_and_show_hidden_characters() -> None:
     assert rule == "hidden-characters"
     assert "\n" not in excerpt and "\\u200b" in excerpt
     assert excerpt.startswith("…") and excerpt.endswith("…")
+
+
+async def test_a_hostile_description_is_flagged_in_search_results_while_serving(
+    tmp_path: Path,
+) -> None:
+    """The heuristics run at indexing: `search_tools` marks the poisoned tool, in its
+    structured result and in the text the model reads, and leaves the honest one alone."""
+    servers = {"dictionary": script("poisoned")}
+    async with raw_router(write_config(tmp_path, servers)) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            result = await router.call("search_tools", {"query": "look up a word", "k": 2})
+    tools = {t["name"]: t for t in result["structuredContent"]["tools"]}
+    assert set(tools["dictionary__lookup"]["flags"]) >= {
+        "instruction-tag",
+        "you-must",
+        "sensitive-file",
+        "hide-from-user",
+    }
+    assert "flags" not in tools["dictionary__define"]
+    text = result["content"][0]["text"]
+    assert "caution: this tool's text reads like instructions to you" in text
+    assert text.count("caution:") == 1

@@ -54,6 +54,9 @@ class Snapshot:
     denied: Mapping[str, ToolRecord] = field(default_factory=dict)
     """Tools `router.policy` denies, by qualified name: never listed or searched, kept so
     that a call to one can say which rule denies it."""
+    flagged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tools whose text reads like instructions to the model (`router.injection`), by
+    qualified name: the rules that matched in the tool's own text or its server's."""
 
 
 class LiveIndex:
@@ -233,6 +236,25 @@ class LiveIndex:
             if clash not in known:
                 logger.error("%s", clash.describe())
         pinned = resolve_pins(catalog, self._pins)
-        snapshot = Snapshot(catalog, retriever, pinned, generation, denied)
+        snapshot = Snapshot(catalog, retriever, pinned, generation, denied, _flagged(catalog))
         release_free_memory()  # embedding and indexing leave freed pages behind
         return snapshot
+
+
+def _flagged(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """The injection heuristics over the catalog, at indexing (in the rebuild's thread)."""
+    from router.injection import scan_tools
+
+    own: dict[str, set[str]] = {}
+    by_server: dict[str, set[str]] = {}
+    for flag in scan_tools(catalog.records):
+        if flag.qualified_name is None:
+            by_server.setdefault(flag.server, set()).add(flag.rule)
+        else:
+            own.setdefault(flag.qualified_name, set()).add(flag.rule)
+    flagged = {}
+    for record in catalog.records:
+        rules = own.get(record.qualified_name, set()) | by_server.get(record.server, set())
+        if rules:
+            flagged[record.qualified_name] = tuple(sorted(rules))
+    return flagged

@@ -136,15 +136,15 @@ async def _search_tools(
         raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
     results = await state.search(query, k, _connection(ctx))
     coverage = state.readiness.coverage()
-    indexed = len(state.snapshot.catalog)
+    indexed, flagged = len(state.snapshot.catalog), state.snapshot.flagged
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
         if state.connections.listed.get(_connection(ctx)) != names:
             state.connections.listed[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
-        content=[types.TextContent(text=text_results(query, results, coverage, indexed))],
-        structured_content=structured_results(query, results, coverage, indexed),
+        content=[types.TextContent(text=text_results(query, results, coverage, indexed, flagged))],
+        structured_content=structured_results(query, results, coverage, indexed, flagged),
     )
 
 
