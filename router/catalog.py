@@ -59,13 +59,20 @@ def _parameter_lines(schema: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+MAX_SEARCH_TEXT = 4_000
+"""Characters of a tool's text that ranking reads. Upstream text is untrusted: a description
+stuffed with every keyword would otherwise match every query. Over the 27,791 tools of the
+public sets and pools the 99th percentile is 1,735 characters and 0.16% are longer than
+this; the embedding model reads only the first 128 tokens anyway."""
+
+
 def build_search_text(server: str, name: str, description: str, schema: JsonObject | None) -> str:
-    """The text that is embedded and BM25-indexed for one tool."""
+    """The text that is embedded and BM25-indexed for one tool, at most `MAX_SEARCH_TEXT`."""
     parts = [f"{split_identifier(name)} ({split_identifier(server)})", description.strip()]
     params = _parameter_lines(schema)
     if params:
         parts.append("Parameters: " + "; ".join(params))
-    return "\n".join(part for part in parts if part)
+    return "\n".join(part for part in parts if part)[:MAX_SEARCH_TEXT]
 
 
 @dataclass(frozen=True, slots=True)

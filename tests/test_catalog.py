@@ -51,3 +51,13 @@ def test_example_values_are_left_out_of_parameter_text() -> None:
     assert "Tokyo" not in text and "x.txt" not in text
     assert "target: IANA zone. Required." in text
     assert "path: A file path. Must exist." in text
+
+
+def test_the_text_ranking_reads_from_a_tool_is_capped() -> None:
+    """A hostile description stuffed with keywords cannot grow what BM25 and the model read
+    past `MAX_SEARCH_TEXT`."""
+    from router.catalog import MAX_SEARCH_TEXT, Catalog, ToolSpec
+
+    stuffed = "weather email calendar payments " * 2_000
+    catalog = Catalog.from_specs([ToolSpec("spam", "everything", stuffed, {"type": "object"})])
+    assert len(catalog.records[0].search_text) == MAX_SEARCH_TEXT
