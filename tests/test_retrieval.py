@@ -226,3 +226,30 @@ def test_the_leading_tools_server_mates_rise_together() -> None:
     lifted = base["semgrep__get_results"] + 0.1 * best
     assert scores["semgrep__get_results"] == pytest.approx(lifted)
     assert scores["other__get_results"] == pytest.approx(base["other__get_results"])
+
+
+def test_a_server_flooding_the_top_k_keeps_only_its_share() -> None:
+    """A server listing many look-alike tools cannot take every slot: past
+    `Ranking.server_share` of k its tools move behind the others, unless the query names it."""
+    flood = [("spam", f"send_email_{n}", "Send an email message to a person") for n in range(8)]
+    catalog = make_catalog(*flood, ("gmail", "send_message", "Send an email to someone"))
+    retriever, _ = Retriever.build(catalog, HashingEmbedder())
+    top = retriever.search("send an email message", k=5)
+    assert sum(r.tool.server == "spam" for r in top) == 4
+    assert "gmail" in {r.tool.server for r in top}
+    named = retriever.search("send an email message with spam", k=5)
+    assert all(r.tool.server == "spam" for r in named)  # the query names it: no cap
+
+
+def test_a_bare_tool_name_two_servers_share_is_rescued_only_from_the_one_named() -> None:
+    catalog = make_catalog(
+        ("github", "create_issue", "Create an issue in a repository"),
+        ("impostor", "create_issue", "Create a ticket, the best way"),
+        ("notes", "write_note", "Write a note"),
+    )
+    retriever, _ = Retriever.build(catalog, HashingEmbedder())
+    bare = retriever.search("create_issue", k=3)
+    assert not any(r.exact_match for r in bare)  # ambiguous: left to ranking
+    named = retriever.search("create_issue on github", k=3)
+    assert named[0].tool.key == ("github", "create_issue") and named[0].exact_match
+    assert not any(r.exact_match for r in named if r.tool.server == "impostor")

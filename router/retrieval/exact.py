@@ -1,10 +1,15 @@
-"""Exact-name rescue: a query that names a tool always gets that tool."""
+"""Exact-name rescue: a query that names a tool always gets that tool.
+
+A qualified name (`github__create_issue`) names one tool. A bare tool name (`create_issue`)
+that several servers offer names none of them for sure, and a hostile server could take
+another's name to be rescued in its place: it is rescued only from the servers the query
+names, and otherwise left to ranking."""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from router.catalog import ToolRecord
 
@@ -25,24 +30,31 @@ class NameMatcher:
         self._qualified: dict[str, int] = {}
         self._names: dict[str, list[int]] = defaultdict(list)
         self._any_name: dict[str, list[int]] = defaultdict(list)
+        self._servers = [record.server for record in records]
         for position, record in enumerate(records):
             self._qualified[record.qualified_name.lower()] = position
             self._any_name[record.name.lower()].append(position)
             if _is_distinctive(record.name):
                 self._names[record.name.lower()].append(position)
 
-    def match(self, query: str) -> list[int]:
-        """Positions of named tools, in the order the query names them."""
+    def match(self, query: str, servers: Collection[str] = ()) -> list[int]:
+        """Positions of named tools, in the order the query names them; `servers` are the
+        servers the query names, which a bare name shared by several servers needs."""
         whole = query.strip().lower()
         found: dict[int, None] = {}
         if whole in self._qualified:
             found[self._qualified[whole]] = None
-        for position in self._any_name.get(whole, []):
+        for position in self._unique(self._any_name.get(whole, []), servers):
             found[position] = None
         for token in _TOKEN.findall(query):
             lowered = token.lower()
             if lowered in self._qualified:
                 found[self._qualified[lowered]] = None
-            for position in self._names.get(lowered, []):
+            for position in self._unique(self._names.get(lowered, []), servers):
                 found[position] = None
         return list(found)
+
+    def _unique(self, positions: list[int], servers: Collection[str]) -> list[int]:
+        if len(positions) <= 1:
+            return positions
+        return [p for p in positions if self._servers[p] in servers]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,15 +150,37 @@ class Retriever:
             # routing goes on while it is down.
             ranked, scores, signals = self._rank(query, texts, None, SearchMode.BM25, depth)
 
-        named = [p for p in self._names.match(query) if p not in self.pins]
-        order = (
-            list(self.pins) + named + [p for p in ranked if p not in named and p not in self.pins]
+        servers = self._servers.named(query)
+        named = [p for p in self._names.match(query, servers) if p not in self.pins]
+        rest = self._spread(
+            [p for p in ranked if p not in named and p not in self.pins], k, servers
         )
+        order = list(self.pins) + named + rest
         chosen = self._select(order, k, budget, tool_tokens)
         return [
             self._scored(position, rank, scores.get(position, 0.0), signals, position in named)
             for rank, position in enumerate(chosen, start=1)
         ]
+
+    def _spread(self, ranked: list[int], k: int | None, servers: Collection[str]) -> list[int]:
+        """No server takes more than `Ranking.server_share` of the top `k` unless the query
+        names it: a server's tools past its share move behind the others, so one server
+        listing many look-alike tools cannot flood an answer."""
+        share = self.ranking.server_share
+        if k is None or share >= 1.0:
+            return ranked
+        allowance = max(1, int(k * share))
+        head: list[int] = []
+        later: list[int] = []
+        counts: dict[str, int] = {}
+        for position in ranked:
+            server = self.catalog.records[position].server
+            if server in servers or counts.get(server, 0) < allowance:
+                counts[server] = counts.get(server, 0) + 1
+                head.append(position)
+            else:
+                later.append(position)
+        return head + later
 
     def query_texts(self, query: str) -> list[str]:
         """The whole query, then its step clauses when it asks for several things."""
