@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from router.catalog import ToolRecord
@@ -109,6 +110,12 @@ def scan_tools(records: Iterable[ToolRecord]) -> list[Flag]:
                 for rule, excerpt in scan_text(text)
             ]
     return flags
+
+
+@lru_cache(maxsize=65_536)
+def flagged_rules(record: ToolRecord) -> tuple[str, ...]:
+    """The rules a tool's own text, or its server's, matches (sorted; cached per record)."""
+    return tuple(sorted({flag.rule for flag in scan_tools([record])}))
 
 
 def _schema_strings(node: Any, path: str) -> Iterator[tuple[str, str]]:

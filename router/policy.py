@@ -19,6 +19,7 @@ from enum import Enum
 
 from router.catalog import ToolRecord
 from router.config import RouterConfig
+from router.injection import flagged_rules
 from router.tool_patterns import matches
 
 
@@ -45,6 +46,8 @@ class ToolPolicy:
     confirm: tuple[str, ...] = ()
     confirm_destructive: frozenset[str] = frozenset()
     """Servers whose tools annotated `destructiveHint: true` ask first."""
+    hold_flagged: bool = False
+    """Deny every tool whose text reads like instructions to the model (`router.injection`)."""
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> ToolPolicy:
@@ -53,6 +56,7 @@ class ToolPolicy:
             allow=tuple(policy.allow),
             deny=tuple(policy.deny),
             confirm=tuple(policy.confirm),
+            hold_flagged=policy.hold_flagged,
             confirm_destructive=frozenset(
                 name for name, server in config.servers.items() if server.confirm_destructive
             ),
@@ -61,7 +65,7 @@ class ToolPolicy:
     @property
     def restricts(self) -> bool:
         """Whether any tool can be denied (else nothing needs filtering)."""
-        return bool(self.allow or self.deny)
+        return bool(self.allow or self.deny or self.hold_flagged)
 
     def rule_for(self, record: ToolRecord) -> Ruling:
         for pattern in self.deny:
@@ -69,6 +73,14 @@ class ToolPolicy:
                 return Ruling(Verdict.DENY, f"router.policy.deny {pattern!r}")
         if self.allow and not any(matches(record, pattern) for pattern in self.allow):
             return Ruling(Verdict.DENY, "router.policy.allow (no pattern names it)")
+        if self.hold_flagged:
+            rules = flagged_rules(record)
+            if rules:
+                return Ruling(
+                    Verdict.DENY,
+                    f"router.policy.hold_flagged (its text reads like instructions to the "
+                    f"model: {', '.join(rules)})",
+                )
         for pattern in self.confirm:
             if matches(record, pattern):
                 return Ruling(Verdict.CONFIRM, f"router.policy.confirm {pattern!r}")

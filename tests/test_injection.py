@@ -105,3 +105,23 @@ async def test_a_hostile_description_is_flagged_in_search_results_while_serving(
     text = result["content"][0]["text"]
     assert "caution: this tool's text reads like instructions to you" in text
     assert text.count("caution:") == 1
+
+
+async def test_with_hold_flagged_a_hostile_tool_is_neither_listed_nor_called(
+    tmp_path: Path,
+) -> None:
+    servers = {"dictionary": script("poisoned")}
+    config = write_config(tmp_path, servers, policy={"hold_flagged": True})
+    async with raw_router(config) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            result = await router.call("search_tools", {"query": "look up a word", "k": 5})
+            refused = await router.request(
+                "tools/call", {"name": "dictionary__lookup", "arguments": {"word": "x"}}
+            )
+            honest = await router.call("dictionary__define", {"word": "x"})
+    names = [t["name"] for t in result["structuredContent"]["tools"]]
+    assert names == ["dictionary__define"]
+    assert refused["error"]["code"] == -32602
+    assert "router.policy.hold_flagged" in refused["error"]["message"]
+    assert honest["content"][0]["text"] == "x: defined"

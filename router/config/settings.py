@@ -147,6 +147,9 @@ class Policy(BaseModel):
     allow: list[Pattern] = Field(default_factory=list)
     deny: list[Pattern] = Field(default_factory=list)
     confirm: list[Pattern] = Field(default_factory=list)
+    hold_flagged: bool = False
+    """Deny every tool whose text reads like instructions to the model (the heuristics of
+    `router/injection.py`); off, such a tool is only marked in search results."""
 
 
 class RouterSettings(BaseModel):
