@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from router.embedding.base import Vectors
+from router.errors import EmbeddingError
 from router.server.http.batching import QueryBatcher
 
 
@@ -90,3 +91,20 @@ def test_a_model_error_reaches_every_caller_of_that_batch_and_the_next_call_work
         batcher.embed_query("first")
     np.testing.assert_array_equal(batcher.embed_queries(["again"]), expected("again"))
     assert (batcher.model_id, batcher.dim) == ("gated", 2)
+
+
+def test_a_caller_behind_a_hung_model_call_gives_up_and_the_queue_goes_on() -> None:
+    """A follower waits at most its timeout (a hung model call must not hold every searching
+    thread), leaves the queue, and the batcher serves the next callers once the call ends."""
+    inner = GatedEmbedder()
+    batcher = QueryBatcher(inner, timeout=0.2)
+    with ThreadPoolExecutor(3) as pool:
+        first = pool.submit(batcher.embed_query, "stuck")
+        assert inner.entered.wait(5)
+        behind = pool.submit(batcher.embed_query, "behind")
+        with pytest.raises(EmbeddingError, match=r"waited 0\.2s"):
+            behind.result(timeout=5)
+        assert batcher.waiting == 0  # it left the queue
+        inner.gate.set()
+        np.testing.assert_array_equal(first.result(timeout=5), expected("stuck")[0])
+    np.testing.assert_array_equal(batcher.embed_queries(["later"]), expected("later"))

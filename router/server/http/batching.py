@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from router.embedding.base import Embedder, Vectors
+from router.errors import EmbeddingError
 
 MAX_BATCH_TEXTS = 64
+FOLLOWER_TIMEOUT = 60.0
+"""Seconds a caller queued behind a model call waits before it gives up: a hung model call
+must not hold every searching thread for ever."""
 
 
 @dataclass
@@ -34,9 +38,15 @@ class QueryBatcher:
     """An `Embedder` whose `embed_queries` calls from many threads share model calls;
     documents pass straight through (the index embeds them in one batch already)."""
 
-    def __init__(self, inner: Embedder, max_batch_texts: int = MAX_BATCH_TEXTS) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        max_batch_texts: int = MAX_BATCH_TEXTS,
+        timeout: float = FOLLOWER_TIMEOUT,
+    ) -> None:
         self._inner = inner
         self._max = max_batch_texts
+        self._timeout = timeout
         self._lock = threading.Lock()
         self._queue: list[_Job] = []
         self._busy = False
@@ -71,8 +81,15 @@ class QueryBatcher:
             self._queue.append(job)
             job.lead = not self._busy
             self._busy = True
-        if not job.lead:
-            job.done.wait()  # set with our rows, or to make us the next leader
+        if not job.lead and not job.done.wait(self._timeout):
+            with self._lock:
+                promoted = job.lead  # made the next leader as the wait ran out: lead on
+                if not promoted and job in self._queue:
+                    self._queue.remove(job)
+            if not promoted and not job.done.is_set():
+                raise EmbeddingError(
+                    f"query embedding waited {self._timeout:g}s behind another model call"
+                )
         if job.lead:
             self._run_batch()
         if job.error is not None:
