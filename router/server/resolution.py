@@ -5,6 +5,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+import anyio
+import anyio.to_thread
+
 from router.catalog import ToolRecord
 from router.errors import ToolDenied, ToolNotFound
 from router.policy import ToolPolicy
@@ -23,17 +26,24 @@ class ToolNames:
 
     async def resolve_when_ready(self, name: str) -> ToolRecord:
         """`resolve`, but a name unknown while upstreams are starting waits for them first:
-        `time__get_current_time` called a second after start is not an unknown tool."""
+        `time__get_current_time` called a second after start is not an unknown tool. The
+        suggestions for a name still unknown are found in a worker thread: matching it
+        against every tool name costs time that grows with the catalog, and a stream of
+        bad names must not stall the event loop."""
         try:
-            return self.resolve(name)
+            return self.resolve(name, suggest=False)
         except ToolNotFound:
-            if self.readiness.coverage().complete:
-                raise
-        await self.readiness.until_covered()
-        return self.resolve(name)
+            if not self.readiness.coverage().complete:
+                await self.readiness.until_covered()
+        try:
+            return self.resolve(name, suggest=False)
+        except ToolNotFound:
+            suggestions = await anyio.to_thread.run_sync(self.suggestions, name)
+            raise ToolNotFound(name, suggestions) from None
 
-    def resolve(self, name: str) -> ToolRecord:
-        """The tool a client named, by qualified name; else `ToolNotFound` with suggestions."""
+    def resolve(self, name: str, *, suggest: bool = True) -> ToolRecord:
+        """The tool a client named, by qualified name; else `ToolNotFound`, with suggestions
+        unless `suggest` is false (see `suggestions`)."""
         snapshot = self.index.snapshot
         catalog = snapshot.catalog
         record = catalog.get(name)
@@ -42,9 +52,14 @@ class ToolNames:
         denied = snapshot.denied.get(name)
         if denied is not None:
             raise ToolDenied(name, self.policy.rule_for(denied).rule)
-        names = [r.qualified_name for r in catalog.records]
+        raise ToolNotFound(name, self.suggestions(name) if suggest else ())
+
+    def suggestions(self, name: str) -> tuple[str, ...]:
+        """Close matches of an unknown name among the current catalog's (blocking)."""
+        records = self.index.snapshot.catalog.records
+        names = [r.qualified_name for r in records]
         suggestions = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if not suggestions:
             # a bare upstream tool name: offer its qualified forms
-            suggestions = [r.qualified_name for r in catalog.records if r.name == name][:3]
-        raise ToolNotFound(name, tuple(suggestions))
+            suggestions = [r.qualified_name for r in records if r.name == name][:3]
+        return tuple(suggestions)
