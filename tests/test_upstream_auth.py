@@ -31,8 +31,9 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from router.config import RemoteServer, load_config
+from router.config.oauth import may_carry_tokens
 from router.upstream.auth.callback import free_port, listening
-from router.upstream.auth.providers import may_carry_tokens, token_files
+from router.upstream.auth.providers import token_files
 from router.upstream.auth.storage import StoredCredentials
 from tests.conftest import ROOT
 from tests.http_serving import http_front

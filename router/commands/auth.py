@@ -92,9 +92,9 @@ def run_login(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from router.config.oauth import may_carry_tokens
     from router.upstream.auth.providers import (
         has_static_authorization,
-        may_carry_tokens,
         token_files,
     )
 

@@ -10,6 +10,7 @@ still signs in when its server asks (a 401): discovery, then a CIMD or dynamic r
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -19,7 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from router.config.fields import ExpandedSecret, ExpandedText
 
-__all__ = ["OAuthSettings"]
+__all__ = ["OAuthSettings", "may_carry_tokens"]
 
 
 class OAuthSettings(BaseModel):
@@ -95,3 +96,20 @@ class OAuthSettings(BaseModel):
     def scope(self) -> str | None:
         """The scopes as one OAuth `scope` string."""
         return " ".join(self.scopes) if self.scopes else None
+
+
+def may_carry_tokens(url: str) -> bool:
+    """Whether the router sends tokens to `url` at all: https anywhere, plain http only to
+    this machine (tests, local servers)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return True
+    host = (parts.hostname or "").strip("[]")
+    if parts.scheme != "http" or not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -14,11 +14,11 @@ gives once (`mcp-router auth login`).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+
+from router.config.oauth import may_carry_tokens
 
 __all__ = ["EXPANDED", "KEYS", "NAMES", "carry", "fill_in", "needs_sign_in"]
 
@@ -94,20 +94,4 @@ def needs_sign_in(entry: Mapping[str, Any]) -> bool:
     oauth = entry.get("oauth") or {}
     if isinstance(oauth, Mapping) and oauth.get("grant") == "client_credentials":
         return False
-    return _may_carry_tokens(url)
-
-
-def _may_carry_tokens(url: str) -> bool:
-    """https anywhere, plain http to this machine only: where the router sends tokens at all."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return True
-    host = (parts.hostname or "").strip("[]")
-    if parts.scheme != "http" or not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return may_carry_tokens(url)

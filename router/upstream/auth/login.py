@@ -10,13 +10,13 @@ import anyio
 from mcp import Client
 
 from router.config import RemoteServer
+from router.config.oauth import may_carry_tokens
 from router.errors import ConfigError, UpstreamError
-from router.upstream.auth.callback import free_port, listening
+from router.upstream.auth.callback import listening
 from router.upstream.auth.providers import (
     Redirect,
+    callback_port,
     has_static_authorization,
-    may_carry_tokens,
-    stored_redirect_port,
     token_files,
     upstream_auth,
 )
@@ -53,9 +53,7 @@ async def sign_in(
     files = token_files(cache_dir, server)
     if fresh:
         await files.forget_tokens()
-    oauth = server.oauth
-    port = (oauth.callback_port if oauth else None) or await stored_redirect_port(files)
-    port = port or free_port()
+    port = await callback_port(server, files)
     async with listening(port) as listener:
         flow = BrowserSignIn(name, listener, open_browser=open_browser, show=show)
         auth = upstream_auth(server, files, flow, Redirect(port))

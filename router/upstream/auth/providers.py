@@ -9,7 +9,6 @@ else the entry gets no provider, and a 401 stays a 401.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from dataclasses import dataclass
 from functools import cache
@@ -29,9 +28,9 @@ from mcp.shared.auth_utils import resource_url_from_server_url
 from pydantic import AnyUrl
 
 from router.config import RemoteServer
-from router.config.oauth import OAuthSettings
+from router.config.oauth import OAuthSettings, may_carry_tokens
 from router.sdk.internals import restore_expiry_on_load
-from router.upstream.auth.callback import redirect_uri
+from router.upstream.auth.callback import free_port, redirect_uri
 from router.upstream.auth.signin import SignIn
 from router.upstream.auth.storage import TokenFiles
 from router.upstream.failures import sign_in_needed
@@ -51,22 +50,6 @@ class _QuietSignInNeeded(logging.Filter):
 @cache
 def _quiet_sdk_flow_log() -> None:
     logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignInNeeded())
-
-
-def may_carry_tokens(url: str) -> bool:
-    """https anywhere; plain http only to this machine."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return True
-    host = (parts.hostname or "").strip("[]")
-    if parts.scheme != "http" or not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def has_static_authorization(server: RemoteServer) -> bool:
@@ -112,6 +95,13 @@ class Redirect:
     @property
     def uri(self) -> str:
         return redirect_uri(self.port)
+
+
+async def callback_port(server: RemoteServer, files: TokenFiles) -> int:
+    """The loopback port a sign-in's redirect comes back to: `oauth.callbackPort`, else the
+    port the stored registration names, else a free one."""
+    configured = server.oauth.callback_port if server.oauth else None
+    return configured or await stored_redirect_port(files) or free_port()
 
 
 async def stored_redirect_port(files: TokenFiles) -> int | None:

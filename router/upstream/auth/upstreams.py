@@ -9,10 +9,9 @@ from pathlib import Path
 import httpx2
 
 from router.config import RemoteServer
-from router.upstream.auth.callback import free_port
 from router.upstream.auth.providers import (
     Redirect,
-    stored_redirect_port,
+    callback_port,
     token_files,
     upstream_auth,
 )
@@ -41,12 +40,7 @@ class UpstreamAuth:
     async def for_connection(
         self, host: HostRequests | None, connected: Callable[[], bool]
     ) -> httpx2.Auth | None:
-        oauth = self.server.oauth
-        port = (
-            (oauth.callback_port if oauth else None)
-            or await stored_redirect_port(self.files)
-            or free_port()
-        )
+        port = await callback_port(self.server, self.files)
         sign_in: SignIn = (
             HostSignIn(self.name, host, port, self.hint, self._last_prompt, connected)
             if host is not None
