@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.commands import auth, bench, evaluate, import_config, inspect, route, serve
+from router.commands import auth, bench, evaluate, import_config, inspect, route, serve, tools
 from router.errors import RouterError, ServeError, StoreError, UpstreamError
 from router.progress import without_bars
 
@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(subparsers)
     import_config.register(subparsers)
     auth.register(subparsers)
+    tools.register(subparsers)
     for command in subparsers.choices.values():  # also after the command: `serve --log-format`
         _add_log_format(command, argparse.SUPPRESS)
     return parser

@@ -11,6 +11,7 @@
     + ToolNotFound       (with suggestions)
     + ArgumentsInvalid   (with every problem; raised by router.server.validation)
     + ToolDenied         (router.policy denies the tool; names the rule)
+    + ToolHeld           (tool pinning holds a changed or new tool; names the approve command)
   x StillStarting        (nothing indexed yet to answer from)
   x HttpRefusal          (the HTTP front refuses a request before reading it; carries a status)
     + UnparsableRequest  (the body is not JSON)
@@ -95,6 +96,29 @@ class ToolDenied(InvalidParams):
             f"tool {name!r} is denied by {rule}; change router.policy in the config to allow it",
             {"tool": name, "policy": rule},
         )
+
+
+class ToolHeld(InvalidParams):
+    """Tool pinning (`router.pinning`) holds the tool: its definition changed since it was
+    approved (`reason` "changed"), or it is a new tool that `strict` holds ("new")."""
+
+    def __init__(
+        self, name: str, server: str, tool: str, reason: str, approve: str, review: str
+    ) -> None:
+        why = (
+            "changed since it was approved (its description, input schema or annotations)"
+            if reason == "changed"
+            else "is new on a server seen before, and router.pinning 'strict' holds new tools"
+        )
+        super().__init__(
+            f"tool {name!r} {why}; it is held until approved: see the change with `{review}`, "
+            f"then approve it with `{approve}`",
+            {"tool": name, "server": server, "pinning": reason, "approve": approve},
+        )
+        self.name = name
+        self.server = server
+        self.tool = tool
+        self.reason = reason
 
 
 class StillStarting(RouterError):

@@ -10,7 +10,7 @@ starting a server. Tokens are counted with `TokenCounter` (cl100k) on two forms:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -126,6 +126,16 @@ class FlagReport(_Report):
     excerpt: str
 
 
+class HeldReport(_Report):
+    """A tool that tool pinning would hold (`router.pinning`): its definition is not the
+    approved one ("changed"), or it is new on a server seen before under strict ("new")."""
+
+    server: str
+    tool: str
+    name: str
+    reason: str
+
+
 class InspectReport(_Report):
     config: str | None
     encoding: str
@@ -134,14 +144,20 @@ class InspectReport(_Report):
     totals: Totals
     listings: Listings
     warnings: tuple[FlagReport, ...]
+    held: tuple[HeldReport, ...] = ()
 
 
 def build_report(
-    config: RouterConfig, pool: PoolSnapshot, counter: TokenCounter, k: int
+    config: RouterConfig,
+    pool: PoolSnapshot,
+    counter: TokenCounter,
+    k: int,
+    held: Callable[[Sequence[ToolRecord]], Mapping[tuple[str, str], str]] | None = None,
 ) -> InspectReport:
     """Price every upstream's tools and the listings the router would send instead.
 
-    Servers of the config missing from `pool.statuses` are reported as disabled.
+    Servers of the config missing from `pool.statuses` are reported as disabled. `held`
+    says which of the tools tool pinning would hold, by (server, tool), and why.
     """
     order = [name for name in config.servers if name in pool.statuses]
     specs = (spec for name in order for spec in pool.tools.get(name, ()))
@@ -183,6 +199,19 @@ def build_report(
             typical_k=_typical(records, [*pinned, *meta], k, full, direct, counter),
         ),
         warnings=tuple(FlagReport.model_validate(flag) for flag in scan_tools(records)),
+        held=_held(records, held),
+    )
+
+
+def _held(
+    records: tuple[ToolRecord, ...],
+    held: Callable[[Sequence[ToolRecord]], Mapping[tuple[str, str], str]] | None,
+) -> tuple[HeldReport, ...]:
+    reasons = held(records) if held is not None else {}
+    return tuple(
+        HeldReport(server=r.server, tool=r.name, name=r.qualified_name, reason=reasons[r.key])
+        for r in records
+        if r.key in reasons
     )
 
 

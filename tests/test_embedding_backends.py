@@ -92,6 +92,11 @@ def test_pooling_and_normalisation_come_from_the_model_files(tmp_path: Path) -> 
     assert read_pipeline(tmp_path, 128) == replace(
         pipeline, pooling="cls", normalize=False, max_seq_length=128
     )
+    # sentence-transformers 6 writes the mode as one key
+    (tmp_path / "1_Pooling" / "config.json").write_text(
+        json.dumps({"embedding_dimension": 384, "pooling_mode": "max", "include_prompt": True})
+    )
+    assert read_pipeline(tmp_path, 128).pooling == "max"
 
 
 def local_onnx_model(directory: Path) -> Path:

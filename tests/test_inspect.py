@@ -235,7 +235,8 @@ def test_json_shape_comes_from_the_report_types() -> None:
         {"a": ({"name": "x"},)},
     )
 
-    dumped = build_report(config, pool, TokenCounter(), k=2).model_dump(mode="json")
+    report = build_report(config, pool, TokenCounter(), k=2, held=lambda _: {("a", "x"): "changed"})
+    dumped = report.model_dump(mode="json")
 
     assert list(dumped) == [
         "config",
@@ -245,7 +246,9 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "totals",
         "listings",
         "warnings",
+        "held",
     ]
+    assert dumped["held"] == [{"server": "a", "tool": "x", "name": "a__x", "reason": "changed"}]
     upstream = dumped["upstreams"][0]
     assert list(upstream) == [
         "name",

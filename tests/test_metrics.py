@@ -252,6 +252,32 @@ def test_listings_are_counted_at_scrape_time_and_only_where_metrics_are_served()
     assert value(samples, "mcp_router_tokens_saved_total", surface="sse") == 3 * saved
 
 
+def test_unscraped_listings_stay_bounded_and_what_is_dropped_is_counted() -> None:
+    """With nobody scraping, many generations and many distinct listings keep a bounded
+    amount; each listing left uncounted is counted as such."""
+    from router.server.metrics import MAX_PENDING_GENERATIONS, MAX_PENDING_LISTINGS
+
+    catalog = Catalog.from_specs(
+        ToolSpec(server="s", name=f"tool_{i}", description=f"thing {i}") for i in range(40)
+    )
+    records = catalog.records
+    metrics = RouterMetrics()
+    metrics.counts_tokens = True
+    for generation in range(1, 6):  # five re-indexes, one listing each
+        metrics.listing_sent("sse", generation, records, records[:1])
+    listings = 0
+    for first in range(len(records)):  # every distinct pair of tools: 780 listings, twice
+        for second in range(first + 1, len(records)):
+            metrics.listing_sent("sse", 5, records, (records[first], records[second]))
+            metrics.listing_sent("rest", 5, records, (records[first], records[second]))
+            listings += 2
+
+    assert len(metrics._pending) == MAX_PENDING_GENERATIONS
+    assert len(metrics._pending[5].counts) == MAX_PENDING_LISTINGS
+    uncounted = value(parse(metrics.exposition().decode()), "mcp_router_listings_uncounted_total")
+    assert uncounted == 3 + (listings + 1 - MAX_PENDING_LISTINGS)
+
+
 def test_stdio_requests_have_no_http_request_and_unknown_methods_count_as_other() -> None:
     def context(request: object) -> ServerRequestContext[Any, Any]:
         return cast(ServerRequestContext[Any, Any], SimpleNamespace(request=request))

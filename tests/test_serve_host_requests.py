@@ -32,6 +32,7 @@ from pydantic import FileUrl
 
 from tests.http_serving import config, http_front, streamable_client, until_indexed
 from tests.serving import router_parameters, write_config
+from tests.test_relay_attacks import logged
 from tests.test_upstream_pool import first_text, free_port, script
 
 ASKING = {"asking": script("asking")}
@@ -221,14 +222,22 @@ async def test_url_elicitation_reaches_the_host(tmp_path: Path, front: str) -> N
 async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
     tmp_path: Path, front: str
 ) -> None:
-    """`roots/list_changed` exists up to 2025-11-25 only: the upstream speaks that."""
+    """`roots/list_changed` exists up to 2025-11-25 only: the upstream speaks that. Asked
+    during a call, the upstream gets the caller's roots. Asked on its own after the change,
+    it gets them from the one host on stdio; over HTTP from no one (`router.server.relay`):
+    the test waits for that refusal in the router's log, with no call in flight meanwhile."""
     host = Host()
+    refusal = "roots/list from 'asking' arrived outside any call"
     with anyio.fail_after(60):
         async with hosted(tmp_path, front, host) as client:
             first = await client.call_tool("asking__roots", {})
             before = int(first_text(await client.call_tool("asking__roots_changes", {})))
             host.roots = [*ROOTS, types.Root(uri=FileUrl("file:///work/other"))]
-            await client.session.send_notification(types.RootsListChangedNotification())
+            with logged("router.server.relay", refusal) as refused:
+                await client.session.send_notification(types.RootsListChangedNotification())
+                if front == "http":
+                    with anyio.fail_after(10):
+                        await refused.wait()
             after = await client.call_tool("asking__roots_changes", {"at_least": before + 1})
             heard = await client.call_tool("asking__roots_heard", {})  # asked outside a call
             second = await client.call_tool("asking__roots", {})
@@ -236,7 +245,10 @@ async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
     assert first_text(first) == "file:///work/project"
     assert int(first_text(after)) == before + 1
     assert first_text(second) == "file:///work/project\nfile:///work/other"
-    assert first_text(heard) == first_text(second)
+    if front == "stdio":
+        assert first_text(heard) == first_text(second)
+    else:
+        assert first_text(heard).startswith(f"error -32600: mcp-router: {refusal}, and over HTTP")
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

@@ -456,3 +456,30 @@ async def test_a_remote_upstream_is_reached_over_its_http_transport(
     assert status.transport == ("sse" if mode == "sse" else "streamable-http")
     assert status.tool_count >= 13
     assert first_text(result) == "Echo: over http"
+
+
+async def test_progress_starts_the_call_timeout_again_up_to_call_max() -> None:
+    """A long call that reports progress more often than `timeouts.call` is not cut; one that
+    says nothing is cut at `call`; one that reports for ever is cut at `call_max`, with a
+    message that names it."""
+    timeouts = {"call": 0.8, "call_max": 2.5}
+    cfg = config({"reporting": script("reporting", protocol="legacy", timeouts=timeouts)})
+    async with running(cfg) as pool:
+        with anyio.fail_after(30):
+            await pool.upstream("reporting").wait_for(UpstreamState.HEALTHY)
+            reports: list[float] = []
+
+            async def seen(progress: float, total: float | None, message: str | None) -> None:
+                reports.append(progress)
+
+            done = await pool.call_tool(
+                "reporting", "long_job", {"seconds": 1.8, "every": 0.2}, progress_callback=seen
+            )
+            with pytest.raises(UpstreamTimeout) as quiet:
+                await pool.call_tool("reporting", "quiet_job", {"seconds": 2.0})
+            with pytest.raises(UpstreamTimeout) as endless:
+                await pool.call_tool("reporting", "long_job", {"seconds": 20, "every": 0.2})
+
+    assert first_text(done) == "done after 9 steps" and len(reports) == 9
+    assert "no answer within 0.8s" in str(quiet.value)
+    assert "still running after 2.5s in all (timeouts.call_max)" in str(endless.value)

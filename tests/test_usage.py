@@ -155,3 +155,24 @@ async def test_on_the_shared_http_front_one_client_cannot_teach_the_ranking(
     else:
         rows = sqlite3.connect(usage).execute("SELECT server, tool, calls FROM usage")
         assert rows.fetchall() == [("count", "touch", 3)]
+
+
+def test_each_principal_learns_apart_and_its_file_names_no_one(tmp_path: Path) -> None:
+    """One principal's calls never lift a tool for another, nor for the shared scope; each
+    principal's pairs persist in a file named by a hash, and come back after eviction."""
+    from router.retrieval.usage_scopes import MAX_LOADED, USAGE_FOLDER, UsageScopes
+
+    scopes = UsageScopes("m", tmp_path)
+    mallory = scopes.memory_for("issuer\x1fmallory")
+    for _ in range(3):  # mallory calls a wrong tool again and again
+        mallory.record("what time is it", _unit(1, 0), [("evil", "exfiltrate")])
+
+    assert mallory.lift(_unit(1, 0)) == {("evil", "exfiltrate"): 1.0}
+    assert scopes.memory_for("issuer\x1falice").lift(_unit(1, 0)) == {}
+    assert scopes.memory_for(None).lift(_unit(1, 0)) == {}
+    files = sorted(p.name for p in (tmp_path / USAGE_FOLDER).iterdir())
+    assert len(files) == 1 and "mallory" not in files[0]  # alice has recorded nothing yet
+    for number in range(MAX_LOADED + 1):  # mallory's memory is evicted from the process
+        scopes.memory_for(f"issuer\x1fuser{number}")
+    again = scopes.memory_for("issuer\x1fmallory")
+    assert again is not mallory and again.lift(_unit(1, 0)) == {("evil", "exfiltrate"): 1.0}

@@ -26,11 +26,15 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
                 "saved_percent": {fmt: float|null},   # against "full", same format
                 "saved_percent_direct": float|null,  # mcp tokens against totals.direct_tokens
                 "approximate": bool, "names": [str] (default only)}},
- "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}]}
+ "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}],
+ "held": [{"server", "tool", "name", "reason": "changed|new"}]}
 ```
 "full" lists every tool; "default" is what `tools/list` returns: the pins (`router.pin`)
 and the meta-tools `search_tools` and `call_tool`; "typical_k" adds k tools of mean size
-to those, which is approximate since the k tools a query brings vary.
+to those, which is approximate since the k tools a query brings vary. "held" names the
+tools that tool pinning (`router.pinning`) would hold, read from the pins a serving router
+recorded in the cache folder (inspect records nothing): their definition is not the one
+approved, or (strict) they are new; `mcp-router tools review` shows what changed.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +52,9 @@ from router.commands.option_types import non_negative_float, positive_int
 from router.config import RouterConfig, load_config
 
 if TYPE_CHECKING:  # these load the SDK: not for `--help`
+    from router.catalog import ToolRecord
     from router.inspection import InspectReport, Listing, PoolSnapshot, UpstreamReport
+    from router.pinning import Reason, ToolKey
 
 DEFAULT_WAIT = 60.0
 DISABLED = "disabled"  # router.inspection.DISABLED, which loads the SDK
@@ -85,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from router.inspection import build_report
 
     pool = anyio.run(collect, config, args.wait)
-    report = build_report(config, pool, TokenCounter(), args.k or config.router.k)
+    report = build_report(config, pool, TokenCounter(), args.k or config.router.k, _pinning(config))
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -101,6 +107,15 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def _pinning(config: RouterConfig) -> Callable[[Sequence[ToolRecord]], dict[ToolKey, Reason]]:
+    """Which tools tool pinning would hold, read from the pins without recording any."""
+    from router.embedding.cache import default_cache_dir
+    from router.pinning import PinStore
+
+    store = PinStore(config.router.cache_dir or default_cache_dir())
+    return lambda records: store.held_now(records, config.router.pinning)
 
 
 async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
@@ -174,6 +189,15 @@ def print_report(report: InspectReport) -> None:
         for flag in report.warnings:
             where = flag.name or f"{flag.server} (server)"
             print(f"  {where} [{flag.field}] {flag.rule}: {flag.excerpt}")
+
+    if report.held:
+        print(
+            f"\nheld: {len(report.held)} tools held by tool pinning until approved "
+            f"(mcp-router tools review --config {report.config or 'FILE'})"
+        )
+        for held in report.held:
+            why = "changed since it was approved" if held.reason == "changed" else "new (strict)"
+            print(f"  {held.name} ({held.server}/{held.tool}): {why}")
 
 
 def _no_error(upstream: UpstreamReport) -> str:

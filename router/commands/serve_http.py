@@ -61,10 +61,12 @@ def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embed
         def announce() -> None:
             logger.info(
                 "mcp-router serving on http://%s:%d (MCP at /mcp and /sse, REST at /v1/route; "
-                "bearer token %s); upstreams: %s",
+                "credentials %s); upstreams: %s",
                 host,
                 bound,
-                "required" if policy.token else "off",
+                "OAuth access tokens"
+                if policy.tokens
+                else ("the bearer token" if policy.token else "off"),
                 servers,
             )
 

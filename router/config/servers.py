@@ -79,6 +79,11 @@ class Timeouts(BaseModel):
 
     connect: PositiveFloat | None = None
     call: PositiveFloat | None = None
+    """Seconds a call may go without an answer, or, while the upstream reports progress,
+    without a progress notification: each one starts the wait again, up to `call_max`."""
+    call_max: PositiveFloat | None = None
+    """Seconds a call may take in all, however much progress it reports (default: ten times
+    `call`)."""
     ping: PositiveFloat | None = None
     """Remote upstreams: seconds between liveness pings (not a wait; stdio needs none)."""
 
@@ -90,7 +95,14 @@ class EffectiveTimeouts(BaseModel):
 
     connect: float = DEFAULT_CONNECT_TIMEOUT
     call: float = DEFAULT_CALL_TIMEOUT
+    call_max: float | None = None
+    """None: ten times `call` (`total_call_limit`)."""
     ping: float = DEFAULT_PING_INTERVAL
+
+    @property
+    def total_call_limit(self) -> float:
+        """The most seconds one call may take, progress or not (at least `call`)."""
+        return max(self.call, self.call_max if self.call_max is not None else 10 * self.call)
 
 
 def _check_protocol(value: str) -> str:

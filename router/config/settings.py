@@ -29,6 +29,7 @@ from router.config.defaults import (
     DEFAULT_RESULT_TOKENS,
 )
 from router.config.fields import ExpandedText, Pattern
+from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Profile
 from router.config.servers import (
     EffectiveTimeouts,
     RemoteServer,
@@ -63,6 +64,9 @@ class HttpSettings(BaseModel):
     `http://name:*` (any port) or `*`. Requests without an Origin (non-browser) pass."""
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
     """Larger request bodies are refused with 413."""
+    oauth: FrontOAuth | None = None
+    """Identities: the front as an OAuth 2.1 resource server (`router.config.identity`),
+    instead of the one shared `ROUTER_TOKEN`."""
 
 
 class Limits(BaseModel):
@@ -173,6 +177,10 @@ class RouterSettings(BaseModel):
     steps: bool = False
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
     requests that need several tools, one more query embedding per clause."""
+    pinning: Literal["off", "changes", "strict"] = "changes"
+    """Tool pinning (`router/pinning.py`): each tool's definition is recorded when first seen
+    and a changed one is held until approved (`mcp-router tools approve`). `strict` also holds
+    a new tool of a server seen before; `off` records and holds nothing."""
     learn: bool | None = None
     """Usage feedback: tools called after a search rise for similar queries later. The pairs
     stay in `usage.sqlite3` in the cache folder; nothing leaves the machine. Unset: on for
@@ -180,9 +188,24 @@ class RouterSettings(BaseModel):
     every other client's ranking; `true` turns it on there too."""
     limits: Limits = Field(default_factory=Limits)
     policy: Policy = Field(default_factory=Policy)
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    """What each principal may list, search and call (`router.config.identity`)."""
     store: Store | None = None
     """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
     `cache_dir` and in-process exact search, which a single user needs nothing more than."""
+
+    @field_validator("profiles")
+    @classmethod
+    def _profiles_match_someone(cls, profiles: dict[str, Profile]) -> dict[str, Profile]:
+        for name, profile in profiles.items():
+            if name != DEFAULT_PROFILE and not (profile.subjects or profile.groups):
+                raise PydanticCustomError(
+                    "profile_matches_no_one",
+                    "profile '{name}' names no subjects and no groups, so it applies to no "
+                    "one; add some, or call it '{default}' to make it everyone else's",
+                    {"name": name, "default": DEFAULT_PROFILE},
+                )
+        return profiles
 
 
 class RouterConfig(BaseModel):
@@ -241,5 +264,6 @@ class RouterConfig(BaseModel):
         return EffectiveTimeouts(
             connect=own.connect or default.connect or DEFAULT_CONNECT_TIMEOUT,
             call=own.call or default.call or DEFAULT_CALL_TIMEOUT,
+            call_max=own.call_max or default.call_max,
             ping=own.ping or default.ping or DEFAULT_PING_INTERVAL,
         )

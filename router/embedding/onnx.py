@@ -71,6 +71,8 @@ def read_pipeline(directory: Path, max_seq_length: int | None) -> Pipeline:
             )
             if config.get(key)
         ]
+        if not modes and config.get("pooling_mode") in ("cls", "mean", "max"):
+            modes = [config["pooling_mode"]]  # sentence-transformers 6 writes one key
         if len(modes) != 1:
             raise EmbeddingError(f"{pooling_file}: one pooling mode of cls, mean, max is supported")
         pooling = modes[0]

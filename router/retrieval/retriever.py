@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,19 +123,22 @@ class Retriever:
         tool_tokens: ToolTokens | None = None,
         query_vectors: Vectors | None = None,
         lift: Mapping[ToolKey, float] | None = None,
+        hidden: AbstractSet[int] = frozenset(),
     ) -> list[ScoredTool]:
         """The pinned tools, then the best `k` tools (or those fitting `budget` tokens).
 
         `query_vectors` lets a caller that already embedded the query (and its step parts,
         see `embed_query`) skip embedding it again. `lift` raises tools called after similar
-        earlier queries (`UsageMemory.lift`), in hybrid mode.
+        earlier queries (`UsageMemory.lift`), in hybrid mode. Tools at `hidden` catalog
+        positions (outside the caller's profile) are never returned; the candidates read
+        grow by as many, so a caller who may see few tools still gets `k`.
         """
         mode = SearchMode(mode)
         if mode is not SearchMode.BM25 and self._dense is None:
             raise RouterError(f"search mode {mode} needs an embedding model; use bm25")
         if budget is not None and tool_tokens is None:
             raise ValueError("a token budget needs a tool_tokens function")
-        depth = max(CANDIDATE_DEPTH, k or 0)
+        depth = min(max(CANDIDATE_DEPTH, k or 0) + len(hidden), len(self.catalog.records))
         texts = self.query_texts(query)
         if mode is not SearchMode.BM25 and query_vectors is None:
             assert self._embedder is not None  # dense alone reads the whole query only
@@ -151,11 +155,15 @@ class Retriever:
             ranked, scores, signals = self._rank(query, texts, None, SearchMode.BM25, depth)
 
         servers = self._servers.named(query)
-        named = [p for p in self._names.match(query, servers) if p not in self.pins]
+        named = [
+            p for p in self._names.match(query, servers) if p not in self.pins and p not in hidden
+        ]
         rest = self._spread(
-            [p for p in ranked if p not in named and p not in self.pins], k, servers
+            [p for p in ranked if p not in named and p not in self.pins and p not in hidden],
+            k,
+            servers,
         )
-        order = list(self.pins) + named + rest
+        order = [p for p in self.pins if p not in hidden] + named + rest
         chosen = self._select(order, k, budget, tool_tokens)
         return [
             self._scored(position, rank, scores.get(position, 0.0), signals, position in named)

@@ -25,9 +25,11 @@ from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.errors import EmbeddingError
+from router.pinning import Pinning, PinStore
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
-from router.retrieval.usage import USAGE_FILE, UsageMemory
+from router.retrieval.usage import USAGE_FILE
+from router.retrieval.usage_scopes import UsageScopes
 from router.server import aggregate, tools
 from router.server.approval import Approvals
 from router.server.errors import errors_as_mcp
@@ -37,6 +39,7 @@ from router.server.observe import count_requests
 from router.server.readiness import Readiness
 from router.server.relay import HostRelay
 from router.server.state import RouterState
+from router.server.visibility import Visibility
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
@@ -99,9 +102,11 @@ async def _router_state(
     era: HostEra | None,
 ) -> AsyncIterator[RouterState]:
     settings = config.router
-    # Learning is one user's: on by default for one host, on a shared front only if asked.
-    learn = settings.learn if settings.learn is not None else era is not None
-    usage_file = cache_dir / USAGE_FILE if learn else None
+    # Learning is one user's: on by default for one host, and on a front with identities
+    # (each principal learns apart); on a shared front without them only if asked.
+    identities = settings.http.oauth is not None and era is None
+    learn = settings.learn if settings.learn is not None else era is not None or identities
+    usage_dir = cache_dir if learn else None
     changes = Changes()
     policy = ToolPolicy.from_config(config)
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
@@ -113,6 +118,11 @@ async def _router_state(
         ranking=ranking,
         names=name_rules(config),
         policy=policy,
+        pinning=Pinning(
+            settings.pinning,
+            PinStore(cache_dir) if settings.pinning != "off" else None,
+            config.source,
+        ),
     )
     # Requests at start wait at most the router-wide connect timeout for starting upstreams;
     # an upstream given a longer one of its own is named as still starting after that.
@@ -124,7 +134,7 @@ async def _router_state(
     def on_status_changed(_: UpstreamStatus) -> None:
         changes.notify()
 
-    relay = HostRelay()
+    relay = HostRelay(one_host=era is not None)  # on stdio, the one host is the only user
     # Replicas of one store share the key that seals a confirmation's state, so the host's
     # answer may reach any of them (2026-07-28 is stateless).
     approvals = Approvals(await anyio.to_thread.run_sync(store.shared_secret, "approvals"))
@@ -149,13 +159,14 @@ async def _router_state(
                 relay=relay,
                 policy=policy,
                 approvals=approvals,
+                visibility=Visibility.from_config(config),
                 store=store,
                 k=settings.k,
                 mode=settings.mode,
                 result_tokens_for=config.result_tokens_for,
                 era=era,
             )
-            task_group.start_soon(_load_model, embedder, state, usage_file)
+            task_group.start_soon(_load_model, embedder, state, usage_dir)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
             if settings.mode == "all":
@@ -165,7 +176,7 @@ async def _router_state(
 
 
 async def _load_model(
-    embedder: Embedder | None, state: RouterState, usage_file: Path | None
+    embedder: Embedder | None, state: RouterState, usage_dir: Path | None
 ) -> None:
     """Load the model in a worker thread while the upstreams connect, so neither the first
     index nor the first query pays for it. A model that fails to load is reported by the
@@ -174,14 +185,16 @@ async def _load_model(
     try:
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
-            if usage_file is not None:
-                state.searcher.usage = await anyio.to_thread.run_sync(
-                    UsageMemory, embedder.model_id, usage_file
-                )
+            if usage_dir is not None:
+                usage = UsageScopes(embedder.model_id, usage_dir)
+                await anyio.to_thread.run_sync(usage.memory_for, None)  # the file is readable
+                state.searcher.usage = usage
     except EmbeddingError as exc:
         logger.error("embedding model unusable: %s", exc)
     except Exception as exc:  # a damaged usage file costs the feedback, not the router
-        logger.warning("usage feedback off: %s cannot be read (%s)", usage_file, exc)
+        logger.warning(
+            "usage feedback off: %s cannot be read (%s)", usage_dir and usage_dir / USAGE_FILE, exc
+        )
     finally:
         state.readiness.model_ready.set()
         state.changes.notify()

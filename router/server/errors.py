@@ -5,6 +5,7 @@
 | `InvalidParams`              | -32602, its `data`        | same error       | 422        |
 |  + `ToolNotFound`            | -32602, suggestions       | same error       | 404        |
 |  + `ArgumentsInvalid`        | -32602, problems          | same error       | 422        |
+|  + `ToolHeld`                | -32602, approve command   | same error       | 422        |
 | `UpstreamUnavailable`        | -32603, naming upstream   | `isError` result | 503        |
 | `UpstreamTimeout`            | -32603, naming upstream   | `isError` result | 504        |
 | other `UpstreamError`        | -32603, naming upstream   | `isError` result | 502        |

@@ -24,6 +24,7 @@ from router.embedding.base import Embedder
 from router.errors import EmbeddingError, StoreError
 from router.memory import release_free_memory
 from router.naming import NameRules
+from router.pinning import Hold, Pinning
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.store.base import VectorStore
@@ -36,9 +37,11 @@ if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
 logger = logging.getLogger(__name__)
 
 STORE_RETRY_SECONDS = 5
+"""How soon a rebuild that found the shared store down tries it again."""
 TOUCH_INTERVAL_SECONDS = 6 * 3600
 """How often a live index tells the store its tools are still served (it prunes after 7 days)."""
-"""How soon a rebuild that found the shared store down tries it again."""
+PIN_POLL_SECONDS = 2.0
+"""How often a live index looks for approvals written by `mcp-router tools approve`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,9 @@ class Snapshot:
     flagged: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Tools whose text reads like instructions to the model (`router.injection`), by
     qualified name: the rules that matched in the tool's own text or its server's."""
+    held: Mapping[str, Hold] = field(default_factory=dict)
+    """Tools that tool pinning holds (`router.pinning`), by qualified name: changed since
+    approved, or new under `strict`. Like denied tools, never listed or searched."""
 
 
 class LiveIndex:
@@ -71,8 +77,10 @@ class LiveIndex:
         ranking: Ranking = DEFAULT,
         names: NameRules | None = None,
         policy: ToolPolicy | None = None,
+        pinning: Pinning | None = None,
     ) -> None:
         self._embedder = embedder
+        self.pinning = pinning or Pinning()
         self._policy = policy or ToolPolicy()
         self._names = names or NameRules()
         self._ranking = ranking
@@ -118,6 +126,8 @@ class LiveIndex:
         task_status.started()
         async with anyio.create_task_group() as group:
             group.start_soon(self._still_serving)
+            if self.pinning.on:
+                group.start_soon(self._watch_approvals)
             await self._rebuild_when_changed()
 
     async def _rebuild_when_changed(self) -> None:
@@ -141,14 +151,67 @@ class LiveIndex:
                 with contextlib.suppress(StoreError):
                     await anyio.to_thread.run_sync(self.store.touch, records)
 
-    async def rebuild(self) -> Snapshot:
-        """Build a snapshot of the submitted tools now (a no-op if nothing changed)."""
+    async def _watch_approvals(self) -> None:
+        """Rebuild when another process approved a held tool (`mcp-router tools approve`):
+        `PRAGMA data_version` every `PIN_POLL_SECONDS`, the table read only when it moved."""
+        assert self.pinning.store is not None
+        try:
+            watch = await anyio.to_thread.run_sync(self.pinning.store.watch)
+        except Exception as exc:  # a call to a held tool still looks for its approval
+            logger.warning("tool pinning: approvals are not watched: %s", exc)
+            return
+        try:
+            seen = await anyio.to_thread.run_sync(watch.version)
+            while True:
+                await anyio.sleep(PIN_POLL_SECONDS)
+                version = await anyio.to_thread.run_sync(watch.version)
+                if version != seen:
+                    seen = version
+                    await self.release_approved()
+        except Exception as exc:
+            logger.warning("tool pinning: approvals are no longer watched: %s", exc)
+        finally:
+            watch.close()
+
+    async def release_approved(self) -> bool:
+        """Rebuild if a held tool of the current snapshot was approved since; whether one was
+        (a call to a held tool asks this before it fails)."""
+        held = self._snapshot.held
+        if not held or not self.pinning.on:
+            return False
+        assert self.pinning.store is not None
+        records = [hold.record for hold in held.values()]
+        try:
+            still = await anyio.to_thread.run_sync(
+                self.pinning.store.held_now, records, self.pinning.mode
+            )
+        except Exception as exc:  # the next rebuild says so, as an error
+            logger.warning("tool pinning: approvals not read: %s", exc)
+            return False
+        if len(still) == len(held):
+            return False
+        await self.rebuild(repin=True)
+        return True
+
+    async def rebuild(self, *, repin: bool = False) -> Snapshot:
+        """Build a snapshot of the submitted tools now (a no-op if nothing changed, unless
+        `repin`: approvals changed, so the held tools are decided again)."""
         async with self._rebuild_lock:
             submitted = dict(self._tools)
-            wanted = self._catalog_specs()
-            if wanted == self._built_from and self.ready.is_set() and not self._store_failed:
+            rebuild_anyway = not self.ready.is_set() or self._store_failed or repin
+
+            def prepare() -> tuple[list[ToolSpec], tuple[Catalog, dict[str, ToolRecord]] | None]:
+                # In a worker thread: naming, the search texts and a fingerprint per tool
+                # take seconds at a quarter of a million tools.
+                wanted = self._catalog_specs(submitted)
+                if wanted == self._built_from and not rebuild_anyway:
+                    return wanted, None
+                return wanted, self._allowed(Catalog.from_specs(wanted, self._names))
+
+            wanted, prepared = await anyio.to_thread.run_sync(prepare)
+            if prepared is None:
                 return self._snapshot
-            catalog, denied = self._allowed(Catalog.from_specs(wanted, self._names))
+            catalog, denied = prepared
             generation = self._generation + 1
             try:
                 snapshot = await anyio.to_thread.run_sync(self._build, catalog, generation, denied)
@@ -175,10 +238,11 @@ class LiveIndex:
             self._built_from = wanted
             self._built_tools = submitted
         logger.info(
-            "index %d: %d tools from %d upstreams",
+            "index %d: %d tools from %d upstreams%s",
             snapshot.generation,
             len(snapshot.catalog),
             len(self._tools),
+            f" ({len(snapshot.held)} held by tool pinning)" if snapshot.held else "",
         )
         self.ready.set()
         self._changed.notify()
@@ -190,10 +254,11 @@ class LiveIndex:
         """Wait for the next snapshot swap."""
         await self._changed.wait()
 
-    def _catalog_specs(self) -> list[ToolSpec]:
+    @staticmethod
+    def _catalog_specs(tools: Mapping[str, tuple[ToolSpec, ...]]) -> list[ToolSpec]:
         # Sorted by server so qualified names and listing order never depend on which
         # upstream happened to answer first.
-        return [spec for server in sorted(self._tools) for spec in self._tools[server]]
+        return [spec for server in sorted(tools) for spec in tools[server]]
 
     def _allowed(self, catalog: Catalog) -> tuple[Catalog, dict[str, ToolRecord]]:
         """The catalog less what the policy denies (named first, so that denying a tool
@@ -203,8 +268,7 @@ class LiveIndex:
         denied = {r.qualified_name: r for r in catalog.records if self._policy.denies(r)}
         if not denied:
             return catalog, {}
-        kept = tuple(r for r in catalog.records if r.qualified_name not in denied)
-        return Catalog(kept, catalog.collisions, catalog.clashes), denied
+        return _without(catalog, denied), denied
 
     def _build(
         self,
@@ -215,6 +279,9 @@ class LiveIndex:
     ) -> Snapshot:
         from router.retrieval.retriever import Retriever
 
+        held = self.pinning.hold(catalog.records)  # the pin store: blocking
+        if held:  # cut after naming, as denied tools are: holding one renames none
+            catalog = _without(catalog, held)
         retriever, stats = Retriever.build(
             catalog,
             self._embedder if dense else None,
@@ -236,9 +303,14 @@ class LiveIndex:
             if clash not in known:
                 logger.error("%s", clash.describe())
         pinned = resolve_pins(catalog, self._pins)
-        snapshot = Snapshot(catalog, retriever, pinned, generation, denied, _flagged(catalog))
+        snapshot = Snapshot(catalog, retriever, pinned, generation, denied, _flagged(catalog), held)
         release_free_memory()  # embedding and indexing leave freed pages behind
         return snapshot
+
+
+def _without(catalog: Catalog, names: Mapping[str, object]) -> Catalog:
+    kept = tuple(r for r in catalog.records if r.qualified_name not in names)
+    return Catalog(kept, catalog.collisions, catalog.clashes)
 
 
 def _flagged(catalog: Catalog) -> dict[str, tuple[str, ...]]:

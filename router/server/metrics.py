@@ -59,6 +59,12 @@ def error_kind(error: BaseException) -> str:
     return "other"
 
 
+MAX_PENDING_GENERATIONS = 2
+"""Catalog generations whose listings wait for the next scrape (each holds its catalog)."""
+MAX_PENDING_LISTINGS = 1_000
+"""Distinct listings (surface and tools) kept per generation between two scrapes."""
+
+
 @dataclass
 class _Listings:
     """The listings of one catalog generation whose tokens are not counted yet."""
@@ -110,6 +116,12 @@ class RouterMetrics:
             ["surface"],
             registry=registry,
         )
+        self.listings_uncounted = Counter(
+            "mcp_router_listings_uncounted",
+            "Listings whose saved tokens were not counted: more kinds than are kept between "
+            "two scrapes of /metrics, or of a catalog generation since replaced twice",
+            registry=registry,
+        )
         self.upstream_calls = Counter(
             "mcp_router_upstream_calls",
             "tools/call requests forwarded to an upstream",
@@ -133,6 +145,7 @@ class RouterMetrics:
         self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
         self._store: Callable[[], StoreStatus] | None = None
         self._catalog_size: Callable[[], int] = lambda: 0
+        self._held: Callable[[], Iterable[str]] = tuple
         registry.register(_LiveCollector(self))
         self._pending: dict[int, _Listings] = {}
         self._lock = threading.Lock()
@@ -146,10 +159,14 @@ class RouterMetrics:
         statuses: Callable[[], Mapping[str, UpstreamStatus]],
         catalog_size: Callable[[], int],
         store: Callable[[], StoreStatus] | None = None,
+        held: Callable[[], Iterable[str]] | None = None,
     ) -> None:
-        """Where scrapes read the upstreams' states, the catalog's size and the store's."""
+        """Where scrapes read the upstreams' states, the catalog's size, the store's, and
+        the servers of the tools that tool pinning holds (one entry per held tool)."""
         self._statuses, self._catalog_size = statuses, catalog_size
         self._store = store
+        if held is not None:
+            self._held = held
 
     def request(self, surface: str, method: str) -> None:
         self.requests.labels(surface, method).inc()
@@ -197,7 +214,14 @@ class RouterMetrics:
             pending = self._pending.get(generation)
             if pending is None:
                 pending = self._pending[generation] = _Listings(catalog)
+                # Unscraped, this would grow for ever: keep the newest generations only.
+                while len(self._pending) > MAX_PENDING_GENERATIONS:
+                    dropped = self._pending.pop(min(self._pending))
+                    self.listings_uncounted.inc(sum(dropped.counts.values()))
             key = (surface, names)
+            if key not in pending.counts and len(pending.counts) >= MAX_PENDING_LISTINGS:
+                self.listings_uncounted.inc()
+                return
             pending.counts[key] = pending.counts.get(key, 0) + 1
             pending.records.setdefault(names, listed)
 
@@ -248,13 +272,23 @@ class _LiveCollector(Collector):
         tools = GaugeMetricFamily(
             "mcp_router_upstream_tools", "Tools each upstream listed last", labels=["upstream"]
         )
+        held = GaugeMetricFamily(
+            "mcp_router_tools_held",
+            "Tools held by tool pinning (router.pinning: changed since approved, or new under "
+            "strict), by upstream; mcp-router tools review shows them",
+            labels=["upstream"],
+        )
+        held_by: dict[str, int] = {}
+        for server in self._metrics._held():
+            held_by[server] = held_by.get(server, 0) + 1
         for name, status in sorted(self._metrics._statuses().items()):
             for value in UpstreamState:
                 state.add_metric([name, value.value], 1.0 if status.state is value else 0.0)
             tools.add_metric([name], status.tool_count)
+            held.add_metric([name], held_by.get(name, 0))
         catalog = GaugeMetricFamily("mcp_router_catalog_tools", "Tools in the searchable catalog")
         catalog.add_metric([], self._metrics._catalog_size())
-        families: list[Metric] = [info, state, tools, catalog]
+        families: list[Metric] = [info, state, tools, catalog, held]
         if self._metrics._store is not None:
             store = self._metrics._store()
             embedded = CounterMetricFamily(

@@ -2,18 +2,28 @@
 
 An upstream shares one connection among every host session, and a server-to-client request
 (sampling, elicitation, `roots/list`) does not name the call that caused it. So the relay
-keeps, per upstream, the host requests now forwarded to it (`calling`), and picks:
+keeps, per upstream, the host requests now forwarded to it (`calling`), and the calls there
+that ended without the upstream's answer (timed out or cancelled: the upstream may still be
+working on them, and ask for them later). A call that ended so counts for its upstream for
+`LINGER` seconds more; at most `LINGER_LIMIT` such sessions are told apart per upstream, and
+past that the upstream counts as asked by several. The relay picks:
 - the caller in the current context first. The SDK asks from the calling task when a
   2026-07-28 upstream returns its questions in the call's result, and it hands on the
   sender's context when a streamable HTTP upstream asks on the call's own response stream:
   both are tied to their call exactly;
-- else the one host session with a call in flight to that upstream (a 2025-11-25 upstream
-  over stdio or SSE asks out of band); the request goes out on that call's stream
-  (`related_request_id`), as if the upstream were the router itself;
-- with calls from several sessions in flight there, no one can tell whose it is: the
-  upstream gets an error rather than another user's answer;
+- else, when every call in flight to that upstream and every call that ended there lately
+  are one host session's, that session's call in flight (a 2025-11-25 upstream over stdio or
+  SSE asks out of band); the request goes out on that call's stream (`related_request_id`),
+  as if the upstream were the router itself;
+- with calls from several sessions in flight or ended lately there, no one can tell whose it
+  is: the upstream gets an error rather than another user's answer. An ended call is never
+  the one asked: its session gave up on it (over HTTP, with no call of that session in
+  flight, the upstream gets an error). An upstream's log message follows the same rule, and
+  one that belongs to no one call stays in the router's log;
 - with no call in flight (an upstream asking `roots/list` after its start, or after a roots
-  change), the one host session the router serves, if there is exactly one (stdio).
+  change), the one host the router serves on stdio, which is the only user by construction.
+  Over HTTP (`one_host` false) no session is picked by being the only one connected: such a
+  request gets an error naming why (roots are each client's own; ask during a call).
 The host's own errors go back to the upstream with their codes; a host that did not declare
 the capability, or whose connection cannot carry requests (2026-07-28, JSON-only HTTP),
 gives the upstream an error that says so. Between a 2026-07-28 host and a 2026-07-28
@@ -40,6 +50,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from router.errors import UpstreamTimeout
 from router.sdk.internals import connection_of
 from router.server.held_calls import HeldCall
 from router.upstream.host_requests import HostRequest
@@ -70,6 +81,16 @@ _LOG_ORDER = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 _NOTIFY_LIMIT = 10.0
 """Seconds a log message may wait to be written to its client before it is dropped."""
 
+LINGER = 60.0
+"""Seconds a call that timed out or was cancelled still counts for its upstream: long enough
+for most work a cancellation did not stop to reach its question, short enough that one
+session's abandoned call does not keep every other session's out-of-band questions to that
+upstream refused for minutes (the price of the grace). No bound is exact: an upstream that
+ignores cancellation may ask at any time; this one is explicit, and configurable per relay."""
+LINGER_LIMIT = 64
+"""Sessions with ended calls told apart per upstream; past it, the upstream counts as asked
+by several until the newest would have expired."""
+
 _current: ContextVar[_Caller | None] = ContextVar("mcp_router_relay_caller", default=None)
 
 
@@ -84,8 +105,18 @@ def _method(request: HostRequest) -> str:
 class HostRelay:
     """Routes each upstream's request to the host session that should answer it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, one_host: bool = False, linger: float = LINGER) -> None:
+        """`one_host`: the router serves one host (stdio), the only user there is, so a
+        request outside any call may go to it; over HTTP none does. `linger`: the grace of
+        an ended call, in seconds."""
+        self._one_host = one_host
+        self._linger = linger
         self._calls: dict[str, list[_Caller]] = {}
+        # Per upstream, the host connections whose calls there ended without an answer, and
+        # until when each counts; a strong reference, so an id is never reused meanwhile.
+        self._ended: dict[str, dict[Connection, float]] = {}
+        self._crowded: dict[str, float] = {}
+        """Upstreams whose ended calls overflowed `LINGER_LIMIT`: several, until then."""
         # Every handshake-era host connection seen: its own channel is what a request
         # outside any call goes out on. Weak, and holding nothing that refers back to it, so
         # a closed connection goes. (2026-07-28 connections, one a request, carry no requests.)
@@ -93,13 +124,14 @@ class HostRelay:
         self._log_levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
     def seen(self, ctx: ServerRequestContext[Any, Any]) -> bool:
-        """Note the host session of a request; True the first time a host that lists
-        roots is seen (its upstreams should then ask for them again)."""
+        """Note the host session of a request; True the first time the one host (stdio) is
+        seen if it lists roots (its upstreams should then ask for them again). Over HTTP they
+        should not: a request outside any call is refused there."""
         connection = connection_of(ctx.session)
         first = connection not in self._hosts
         self._note(connection)
         caps = ctx.session.client_capabilities
-        return first and caps is not None and caps.roots is not None
+        return self._one_host and first and caps is not None and caps.roots is not None
 
     def _note(self, connection: Connection) -> None:
         if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
@@ -119,16 +151,58 @@ class HostRelay:
         calls = self._calls.setdefault(upstream, [])
         calls.append(caller)
         token = _current.set(caller)
+        answered = ended = False
         try:
             yield
+            answered = True
             if caller.delivering:
                 with anyio.move_on_after(_NOTIFY_LIMIT):
                     await caller.delivered.wait()
+        except (UpstreamTimeout, anyio.get_cancelled_exc_class()):
+            ended = not answered  # no answer, and the upstream may still be working on it
+            raise
         finally:
             _current.reset(token)
             calls.remove(caller)
             if not calls:
                 del self._calls[upstream]
+            if ended:
+                self._end(upstream, connection)
+
+    def _end(self, upstream: str, connection: Connection) -> None:
+        """A call from `connection` to `upstream` ended without its answer: it counts there
+        for `linger` seconds more."""
+        now = anyio.current_time()
+        self._expire(upstream, now)
+        ended = self._ended.setdefault(upstream, {})
+        ended[connection] = now + self._linger
+        if len(ended) > LINGER_LIMIT:
+            self._crowded[upstream] = now + self._linger
+            ended.clear()
+
+    def _expire(self, upstream: str, now: float) -> None:
+        ended = self._ended.get(upstream, {})
+        for connection in [c for c, until in ended.items() if until <= now]:
+            del ended[connection]
+        if not ended:
+            self._ended.pop(upstream, None)
+        if self._crowded.get(upstream, float("inf")) <= now:
+            del self._crowded[upstream]
+
+    def _candidates(self, upstream: str) -> tuple[_Caller | None, int, bool]:
+        """Outside a call's context: the one session's call in flight to `upstream` (None if
+        there is none, or several sessions' calls), how many sessions have calls in flight
+        or lately ended there (over `LINGER_LIMIT`: too many to tell apart), and whether
+        some of those sessions have only ended calls there."""
+        self._expire(upstream, anyio.current_time())
+        calls = self._calls.get(upstream, [])
+        live = {id(c.connection): c for c in reversed(calls)}
+        ended = {id(c) for c in self._ended.get(upstream, {})}
+        sessions = len(live.keys() | ended)
+        if upstream in self._crowded:
+            sessions = max(sessions, LINGER_LIMIT + 1)
+        one = next(iter(live.values())) if sessions == 1 and live else None
+        return one, sessions, sessions > len(live)
 
     def set_log_level(self, ctx: ServerRequestContext[Any, Any], level: str) -> None:
         """A host's `logging/setLevel` (handshake revisions): upstream log messages below it
@@ -143,10 +217,10 @@ class HostRelay:
         if current is not None and current.upstream == upstream:
             caller = current
         else:
-            calls = {id(c.connection): c for c in self._calls.get(upstream, [])}
-            if len(calls) != 1:
+            one, _, _ = self._candidates(upstream)
+            if one is None:
                 return
-            caller = next(iter(calls.values()))
+            caller = one
         wanted = self._log_levels.get(caller.connection)
         if wanted is not None and _LOG_ORDER.index(params.level) < _LOG_ORDER.index(wanted):
             return
@@ -174,16 +248,30 @@ class HostRelay:
         current = _current.get()
         if current is not None and current.upstream == upstream:
             return current
-        calls = self._calls.get(upstream, [])
-        connections = {id(c.connection): c for c in reversed(calls)}
-        if len(connections) == 1:
-            return next(iter(connections.values()))
-        if len(connections) > 1:
+        one, sessions, ended = self._candidates(upstream)
+        if one is not None:
+            return one
+        if sessions > 1:
             return _refusal(
                 f"{_method(request)} from '{upstream}' cannot be relayed: calls from "
-                f"{len(connections)} clients are in flight to it and the request does not "
-                "say which one it belongs to. Retry when fewer calls run at once."
+                f"{'several' if sessions > LINGER_LIMIT else sessions} clients are in flight "
+                f"to it or ended there within {self._linger:g}s, and the request does not say "
+                "which one it belongs to. Retry when fewer calls run at once."
             )
+        if self._one_host:  # stdio: the one host is the only user, ended calls its own
+            return self._the_one_host(upstream, request)
+        if ended:
+            return _refusal(
+                f"{_method(request)} from '{upstream}' arrived after the call it belongs to "
+                "ended (it timed out or was cancelled), so there is no one to ask"
+            )
+        return _refusal(
+            f"{_method(request)} from '{upstream}' arrived outside any call, and over HTTP "
+            "the router serves many clients: none is asked for another's call (roots are "
+            "each client's own). Ask during a tool call, whose client then answers"
+        )
+
+    def _the_one_host(self, upstream: str, request: HostRequest) -> _Caller | types.ErrorData:
         hosts = list(self._hosts)
         if len(hosts) == 1:
             return _Caller(upstream, None, hosts[0], None)

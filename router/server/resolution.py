@@ -3,42 +3,52 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
 
 from router.catalog import ToolRecord
-from router.errors import ToolDenied, ToolNotFound
+from router.errors import ToolDenied, ToolHeld, ToolNotFound
 from router.policy import ToolPolicy
+from router.profiles import EVERYTHING, View
 from router.server.index import LiveIndex
 from router.server.readiness import Readiness
+from router.server.visibility import Visibility
 
 
 @dataclass
 class ToolNames:
-    """Resolves called names on the current snapshot; unknown names get suggestions and
-    denied ones the rule that denies them."""
+    """Resolves called names on the current snapshot; unknown names get suggestions, denied
+    ones the rule that denies them, held ones (tool pinning) the command that approves them."""
 
     index: LiveIndex
     readiness: Readiness
     policy: ToolPolicy
+    visibility: Visibility = field(default_factory=Visibility)
+    """A tool outside the current principal's profile does not exist for it: it resolves
+    to `ToolNotFound`, denied or held or not, and is never suggested."""
 
     async def resolve_when_ready(self, name: str) -> ToolRecord:
         """`resolve`, but a name unknown while upstreams are starting waits for them first:
         `time__get_current_time` called a second after start is not an unknown tool. The
         suggestions for a name still unknown are found in a worker thread: matching it
         against every tool name costs time that grows with the catalog, and a stream of
-        bad names must not stall the event loop."""
+        bad names must not stall the event loop. A held tool is looked up in the pin store
+        once more first: an approval written a moment ago releases it at once."""
         try:
             return self.resolve(name, suggest=False)
+        except ToolHeld:
+            if not await self.index.release_approved():
+                raise
         except ToolNotFound:
             if not self.readiness.coverage().complete:
                 await self.readiness.until_covered()
         try:
             return self.resolve(name, suggest=False)
         except ToolNotFound:
-            suggestions = await anyio.to_thread.run_sync(self.suggestions, name)
+            view = self.visibility.view()  # read here: the worker thread has no request
+            suggestions = await anyio.to_thread.run_sync(self.suggestions, name, view)
             raise ToolNotFound(name, suggestions) from None
 
     def resolve(self, name: str, *, suggest: bool = True) -> ToolRecord:
@@ -46,17 +56,33 @@ class ToolNames:
         unless `suggest` is false (see `suggestions`)."""
         snapshot = self.index.snapshot
         catalog = snapshot.catalog
+        view = self.visibility.view()
         record = catalog.get(name)
-        if record is not None:
+        if record is not None and self.visibility.permits(view, record):
             return record
+        if record is not None:
+            raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())
         denied = snapshot.denied.get(name)
+        if denied is not None and not self.visibility.permits(view, denied):
+            denied = None
+        held = snapshot.held.get(name)
+        if held is not None and not self.visibility.permits(view, held.record):
+            held = None
         if denied is not None:
             raise ToolDenied(name, self.policy.rule_for(denied).rule)
-        raise ToolNotFound(name, self.suggestions(name) if suggest else ())
+        if held is not None:
+            tool = held.record
+            pinning = self.index.pinning
+            approve = pinning.command("approve", f"{tool.server}/{tool.name}")
+            raise ToolHeld(
+                name, tool.server, tool.name, held.reason, approve, pinning.command("review")
+            )
+        raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())
 
-    def suggestions(self, name: str) -> tuple[str, ...]:
-        """Close matches of an unknown name among the current catalog's (blocking)."""
-        records = self.index.snapshot.catalog.records
+    def suggestions(self, name: str, view: View = EVERYTHING) -> tuple[str, ...]:
+        """Close matches of an unknown name among the current catalog's that `view` may
+        see (blocking)."""
+        records = self.visibility.visible(view, self.index.snapshot.catalog.records)
         names = [r.qualified_name for r in records]
         suggestions = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if not suggestions:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
@@ -11,12 +11,14 @@ from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.embedding.base import Vectors
+from router.profiles import View
 from router.retrieval.types import ScoredTool, SearchMode
-from router.retrieval.usage import UsageMemory
+from router.retrieval.usage_scopes import UsageScopes
 from router.server.connections import ConnectionMemory, LastSearch
 from router.server.index import LiveIndex
 from router.server.metrics import RouterMetrics
 from router.server.readiness import Readiness
+from router.server.visibility import Visibility
 from router.tracing import span
 
 
@@ -30,37 +32,51 @@ class Searcher:
     connections: ConnectionMemory
     metrics: RouterMetrics
     k: int = 5
-    usage: UsageMemory | None = None
-    """Usage feedback (`router.learn`), set once the model is loaded; None when off."""
+    visibility: Visibility = field(default_factory=Visibility)
+    usage: UsageScopes | None = None
+    """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
+    principal learns apart (`UsageScopes`)."""
 
     async def search(
-        self, query: str, k: int | None = None, connection: Connection | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        connection: Connection | None = None,
+        view: View | None = None,
     ) -> list[ScoredTool]:
-        """Top-k tools, once the starting upstreams are indexed (`Readiness.until_covered`);
-        embedding runs in a worker thread. Tools called after similar earlier searches
+        """Top-k tools that `view` (by default the current principal's) may see, once the
+        starting upstreams are indexed (`Readiness.until_covered`); embedding runs in a
+        worker thread. Tools the current principal called after similar earlier searches
         rise (`usage`); with a `connection`, this search is what its next call teaches."""
         size = k or self.k
         with span("mcp-router search", {"mcp_router.k": size}) as current:
-            results = await self._search(query, size, connection)
+            results = await self._search(
+                query, size, connection, self.visibility.view() if view is None else view
+            )
             current.set_attribute("mcp_router.results", len(results))
         return results
 
     async def _search(
-        self, query: str, size: int, connection: Connection | None
+        self, query: str, size: int, connection: Connection | None, view: View
     ) -> list[ScoredTool]:
         await self.readiness.until_covered()
-        retriever = self.index.snapshot.retriever
+        snapshot = self.index.snapshot
+        retriever = snapshot.retriever
         if retriever is None:
             return []
-        usage = self.usage
+        usage, visibility = self.usage, self.visibility
+        scope = self._scope()
         mode = retriever.modes[0]
 
         def run() -> tuple[list[ScoredTool], Vectors | None]:
+            hidden = visibility.hidden(snapshot, view)
             if usage is None or mode is SearchMode.BM25:
-                return retriever.search(query, k=size, mode=mode), None
+                return retriever.search(query, k=size, mode=mode, hidden=hidden), None
             vectors = retriever.embed_query(query)
-            lift = usage.lift(vectors[0])
-            found = retriever.search(query, k=size, mode=mode, query_vectors=vectors, lift=lift)
+            lift = usage.memory_for(scope).lift(vectors[0])
+            found = retriever.search(
+                query, k=size, mode=mode, query_vectors=vectors, lift=lift, hidden=hidden
+            )
             return found, vectors[0]
 
         started = time.perf_counter()
@@ -73,11 +89,22 @@ class Searcher:
 
     async def learn(self, connection: Connection, record: ToolRecord) -> None:
         """A call succeeded: if the connection's last search showed this tool, remember
-        the pair, once (the SQLite write runs in a worker thread)."""
+        the pair, once, in the current principal's scope (the SQLite write runs in a
+        worker thread)."""
         usage, last = self.usage, self.connections.last_search.get(connection)
         if usage is None or last is None or record.key not in last.shown:
             return
         self.connections.last_search[connection] = LastSearch(
             last.query, last.vector, last.shown - {record.key}
         )
-        await anyio.to_thread.run_sync(usage.record, last.query, last.vector, [record.key])
+        scope = self._scope()
+
+        def remember() -> None:
+            usage.memory_for(scope).record(last.query, last.vector, [record.key])
+
+        await anyio.to_thread.run_sync(remember)
+
+    def _scope(self) -> str | None:
+        """The current principal's learning scope; None: the one shared scope."""
+        principal = self.visibility.principal()
+        return None if principal is None else principal.key

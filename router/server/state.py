@@ -18,6 +18,7 @@ from router.changes import Changes
 from router.config import DEFAULT_RESULT_TOKENS
 from router.meta_tools import meta_tool_records
 from router.policy import ToolPolicy
+from router.profiles import View
 from router.retrieval.types import ScoredTool
 from router.server.approval import Approvals
 from router.server.connections import ConnectionMemory
@@ -31,6 +32,7 @@ from router.server.relay import HostRelay
 from router.server.resolution import ToolNames
 from router.server.searching import Searcher
 from router.server.subscriptions import HostSubscriptions
+from router.server.visibility import Visibility
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 from router.upstream import UpstreamPool
@@ -60,6 +62,8 @@ class RouterState:
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
     approvals: Approvals = field(default_factory=Approvals)
+    visibility: Visibility = field(default_factory=Visibility)
+    """`router.profiles`: what the current request's principal may list, search and call."""
     store: VectorStore = field(default_factory=lambda: LocalStore(None))
     """Where the tool vectors live (`router.store`); its status shows in `/healthz`."""
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
@@ -76,11 +80,19 @@ class RouterState:
 
     def __post_init__(self) -> None:
         self.searcher = Searcher(
-            self.index, self.readiness, self.connections, self.metrics, k=self.k
+            self.index,
+            self.readiness,
+            self.connections,
+            self.metrics,
+            k=self.k,
+            visibility=self.visibility,
         )
-        self.names = ToolNames(self.index, self.readiness, self.policy)
+        self.names = ToolNames(self.index, self.readiness, self.policy, self.visibility)
         self.metrics.watch(
-            self.pool.statuses, lambda: len(self.snapshot.catalog), self.store.status
+            self.pool.statuses,
+            lambda: len(self.snapshot.catalog),
+            self.store.status,
+            held=lambda: [hold.record.server for hold in self.snapshot.held.values()],
         )
 
     @property
@@ -101,7 +113,12 @@ class RouterState:
         return self.readiness.pending_upstreams()
 
     async def search(
-        self, query: str, k: int | None = None, connection: Connection | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        connection: Connection | None = None,
+        view: View | None = None,
     ) -> list[ScoredTool]:
-        """`Searcher.search`: top-k once the starting upstreams are indexed."""
-        return await self.searcher.search(query, k, connection)
+        """`Searcher.search`: the top-k that `view` (by default the current principal's)
+        may see, once the starting upstreams are indexed."""
+        return await self.searcher.search(query, k, connection, view)

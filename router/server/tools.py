@@ -23,7 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
-from router.errors import InvalidParams, UpstreamError
+from router.errors import InvalidParams, ToolHeld, UpstreamError
 from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
 from router.policy import Verdict
 from router.sdk.internals import connection_of
@@ -33,6 +33,7 @@ from router.server.held_calls import HeldCall
 from router.server.limits import limit_result
 from router.server.observe import surface_of
 from router.server.passthrough import every_tool
+from router.server.pin_approval import release
 from router.server.rendering import structured_results, text_results
 from router.server.state import RouterState
 from router.server.validation import validate_arguments
@@ -82,20 +83,32 @@ async def list_tools(
     if state.mode == "all":  # pass-through: every tool, no meta-tools (router.server.passthrough)
         await state.readiness.until_covered()
         state.list_changes.listed(_connection(ctx))
-        every = every_tool(state.snapshot, state.pool)
+        view = state.visibility.view()
+        every = [
+            tool
+            for tool, record in zip(
+                every_tool(state.snapshot, state.pool), state.snapshot.catalog, strict=True
+            )
+            if state.visibility.permits(view, record)
+        ]
         state.metrics.listed(surface_of(ctx), len(every))  # nothing saved: every tool listed
         return types.ListToolsResult(tools=every)
     query, k = _listing_query(ctx)
     if state.index.pins:
         await state.readiness.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
-    listed: list[ToolRecord] = list(snapshot.pinned)
+    view = state.visibility.view()
+    listed: list[ToolRecord] = state.visibility.visible(view, snapshot.pinned)
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.mode == "dynamic" and not _is_modern(ctx):
         for name in state.connections.listed.get(_connection(ctx), ()):
             record = snapshot.catalog.get(name)
-            if record is not None and record not in listed:
+            if (
+                record is not None
+                and record not in listed
+                and state.visibility.permits(view, record)
+            ):
                 listed.append(record)
     sent = (*listed, *state.meta_tools)
     state.metrics.listing_sent(surface_of(ctx), snapshot.generation, snapshot.catalog.records, sent)
@@ -136,7 +149,9 @@ async def _search_tools(
         raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
     results = await state.search(query, k, _connection(ctx))
     coverage = state.readiness.coverage()
-    indexed, flagged = len(state.snapshot.catalog), state.snapshot.flagged
+    snapshot = state.snapshot
+    hidden = state.visibility.hidden(snapshot, state.visibility.view())
+    indexed, flagged = len(snapshot.catalog) - len(hidden), snapshot.flagged
     if state.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
         if state.connections.listed.get(_connection(ctx)) != names:
@@ -162,7 +177,14 @@ async def forward(
     of the host on the way reaches the host (`router.server.relay`); between a 2026-07-28
     host and a 2026-07-28 upstream its questions pass as the `InputRequiredResult` they
     are, and the host's retry (`answers`) goes back to it."""
-    record = await state.names.resolve_when_ready(name)  # a denied tool raises ToolDenied here
+    try:
+        record = await state.names.resolve_when_ready(name)  # ToolDenied for a denied tool
+    except ToolHeld as hold:  # tool pinning: the user may approve it here, if the host asks
+        released = await release(ctx, hold, answers)
+        if isinstance(released, types.InputRequiredResult):
+            return released
+        answers = released
+        record = await state.names.resolve_when_ready(name)
     validate_arguments(record.qualified_name, record.input_schema, arguments)
     seal: str | None = None
     ruling = state.policy.rule_for(record)
@@ -172,8 +194,8 @@ async def forward(
         if not isinstance(approval, Approved):
             return approval  # the user's no, a host that cannot ask, or the question itself
         answers, seal = approval.answers, approval.seal
-    # Relayed only when the host asked: without a callback the upstream request carries
-    # no progress token for the SDK to track, a cost on every call.
+    # Relayed only when the host asked (the upstream's progress still pushes the call
+    # timeout back, `router.upstream.failures.ProgressClock`).
     progress = ctx.session.report_progress if _wants_progress(ctx) else None
     attributes = {"mcp_router.upstream": record.server, "gen_ai.tool.name": record.name}
     # The SDK's client span inside this one carries the trace on in the upstream's `_meta`.
@@ -247,15 +269,15 @@ async def _held(
                 await report(progress, total, message)
 
     async def call(held: HeldCall) -> types.CallToolResult:
-        async with state.relay.calling(ctx, record.server, held=held):
-            with for_host(capabilities):
-                try:
+        try:  # outside `calling`, which keeps a call that timed out counted for a while
+            async with state.relay.calling(ctx, record.server, held=held):
+                with for_host(capabilities):
                     return await state.pool.call_tool(
                         record.server, record.name, arguments, progress_callback=relayed
                     )
-                except UpstreamError as exc:
-                    logger.warning("call to %s failed: %s", record.qualified_name, exc)
-                    return tool_error_result(exc)
+        except UpstreamError as exc:
+            logger.warning("call to %s failed: %s", record.qualified_name, exc)
+            return tool_error_result(exc)
 
     return await state.held.start(call)
 

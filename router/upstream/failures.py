@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import anyio
 import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -38,30 +39,68 @@ async def send_mapped(
     limit: float,
     ended: anyio.Event,
     replaced: Callable[[], bool],
+    clock: ProgressClock | None = None,
 ) -> _T:
     """Await `send()` within `limit` seconds; map its failures to `UpstreamError`s.
 
     `what` names the request in the messages; `ended` is the end of the connection the
     request went out on, and `replaced()` says whether the owner task has let go of that
-    connection since.
+    connection since. With a `clock`, each progress notification starts the `limit` again,
+    up to the clock's total.
     """
-    try:
-        with anyio.fail_after(limit):
+    with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+        if clock is not None:
+            clock.start(scope, limit)
+        try:
             return await send()
-    except TimeoutError:
-        raise UpstreamTimeout(upstream, f"{what}: no answer within {limit:g}s") from None
-    except MCPError as exc:
-        # The SDK synthesizes CONNECTION_CLOSED when the pipe ends; an upstream may also
-        # send that code itself, so only a connection we saw end counts as "down".
-        if exc.code == types.CONNECTION_CLOSED and (ended.is_set() or replaced()):
-            raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
-        raise
-    except ValidationError as exc:
-        raise UpstreamProtocolError(upstream, f"{what}: invalid result: {exc}") from exc
-    except RuntimeError as exc:
-        if replaced():
-            raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
-        raise UpstreamProtocolError(upstream, f"{what}: {exc}") from exc
+        except TimeoutError:
+            raise UpstreamTimeout(upstream, f"{what}: timed out") from None
+        except MCPError as exc:
+            # The SDK synthesizes CONNECTION_CLOSED when the pipe ends; an upstream may also
+            # send that code itself, so only a connection we saw end counts as "down".
+            if exc.code == types.CONNECTION_CLOSED and (ended.is_set() or replaced()):
+                raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
+            raise
+        except ValidationError as exc:
+            raise UpstreamProtocolError(upstream, f"{what}: invalid result: {exc}") from exc
+        except RuntimeError as exc:
+            if replaced():
+                raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
+            raise UpstreamProtocolError(upstream, f"{what}: {exc}") from exc
+    if clock is not None and clock.progressed:
+        raise UpstreamTimeout(upstream, clock.why(what))
+    raise UpstreamTimeout(upstream, f"{what}: no answer within {limit:g}s")
+
+
+class ProgressClock:
+    """A call's deadline that the upstream's progress pushes back: `limit` seconds after the
+    latest notification, never past `total` seconds after the start. Wrap the call's
+    progress callback with `callback`."""
+
+    def __init__(self, total: float, forward: ProgressFnT | None = None) -> None:
+        self.total = total
+        self._forward = forward
+        self._scope: anyio.CancelScope | None = None
+        self._limit = 0.0
+        self._started = 0.0
+        self.progressed = False
+
+    def start(self, scope: anyio.CancelScope, limit: float) -> None:
+        self._scope, self._limit, self._started = scope, limit, anyio.current_time()
+
+    async def callback(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._scope is not None:
+            self.progressed = True
+            now = anyio.current_time()
+            self._scope.deadline = min(now + self._limit, self._started + self.total)
+        if self._forward is not None:
+            await self._forward(progress, total, message)
+
+    def why(self, what: str) -> str:
+        assert self._scope is not None
+        if self._scope.deadline >= self._started + self.total:
+            return f"{what}: still running after {self.total:g}s in all (timeouts.call_max)"
+        return f"{what}: no answer or progress for {self._limit:g}s"
 
 
 def connect_timeout(upstream: str, phase: str, limit: float) -> UpstreamTimeout:

@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from router.errors import ToolNotFound, UpstreamProtocolError
+from router.upstream.failures import ProgressClock
 from router.upstream.host_requests import InputAnswers
 from router.upstream.upstream import Upstream
 
@@ -31,16 +32,18 @@ async def call_tool_round(
         return await upstream.call_tool(tool, arguments, progress_callback=progress_callback)
     if not upstream.allows(tool):
         raise ToolNotFound(f"{upstream.name}/{tool}")
+    clock = ProgressClock(upstream.timeouts.total_call_limit, progress_callback)
     result = await upstream.request(
         f"tools/call {tool!r}",
         lambda client: client.session.call_tool(
             tool,
             arguments,
-            progress_callback=progress_callback,
+            progress_callback=clock.callback,
             input_responses=answers.responses,
             request_state=answers.state,
             allow_input_required=True,
         ),
+        clock,
     )
     return _checked(upstream, f"tools/call {tool!r}", result, types.CallToolResult)
 

@@ -37,6 +37,7 @@ from router.upstream.capabilities import carry_host_capabilities
 from router.upstream.convert import server_description, tool_spec
 from router.upstream.eras import HostEra
 from router.upstream.failures import (
+    ProgressClock,
     connect_timeout,
     describe,
     is_protocol_failure,
@@ -202,11 +203,15 @@ class Upstream:
         """
         if not self.allows(tool):
             raise ToolNotFound(f"{self.name}/{tool}")
+        # Progress starts the call timeout again (up to `timeouts.call_max`), so the
+        # request always carries a progress token: a long call that reports is not cut.
+        clock = ProgressClock(self.timeouts.total_call_limit, progress_callback)
         return await self.request(
             f"tools/call {tool!r}",
             lambda client: client.call_tool(
-                tool, arguments, progress_callback=progress_callback, meta=meta
+                tool, arguments, progress_callback=clock.callback, meta=meta
             ),
+            clock,
         )
 
     def allows(self, tool: str) -> bool:
@@ -250,9 +255,14 @@ class Upstream:
             lambda client: client.complete(ref, argument, context_arguments),
         )
 
-    async def request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
-        """Send on the live connection with the call timeout; map failures to `UpstreamError`s
-        (`router.upstream.failures`)."""
+    async def request(
+        self,
+        what: str,
+        send: Callable[[Client], Awaitable[_T]],
+        clock: ProgressClock | None = None,
+    ) -> _T:
+        """Send on the live connection with the call timeout (pushed back by progress with
+        a `clock`); map failures to `UpstreamError`s (`router.upstream.failures`)."""
         client, ended = self._client, self._ended
         if client is None:
             raise UpstreamUnavailable(self.name, self._health.why_down())
@@ -264,6 +274,7 @@ class Upstream:
                 limit=self.timeouts.call,
                 ended=ended,
                 replaced=lambda: self._client is not client,
+                clock=clock,
             )
         except (MCPError, UpstreamUnavailable) as exc:
             if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:

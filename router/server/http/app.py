@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.security import HTTPBearer
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from starlette.responses import Response
 
 from router import __version__
@@ -29,6 +30,7 @@ from router.server.http.guard import GuardMiddleware
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
 from router.server.http.metrics_endpoint import count_rest_request, metrics_api
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
+from router.server.http.resource_metadata import metadata_paths, metadata_routes
 from router.server.http.rest import api
 from router.server.http.routing import ListCosts
 from router.server.http.search import search_api
@@ -43,7 +45,9 @@ here. Hosts that route tools themselves ask `POST /v1/route`; applications that 
 Anthropic or OpenAI API directly answer their model's tool search from `POST /v1/search`.
 
 Every request passes the Host and Origin allow-lists and, when the router has a token,
-must carry `Authorization: Bearer <token>`. Bodies over the size limit get 413.
+must carry `Authorization: Bearer <token>`; with `router.http.oauth`, an access token the
+issuer gave for this router (its metadata at `/.well-known/oauth-protected-resource`).
+Bodies over the size limit get 413.
 """
 
 
@@ -72,16 +76,23 @@ def create_app(config: RouterConfig, embedder: Embedder | None, policy: Security
         dependencies=[Depends(count_rest_request)],  # REST requests, for /metrics
     )
     # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).
-    bearer = [Depends(HTTPBearer(auto_error=False))] if policy.token else []
+    bearer = [Depends(HTTPBearer(auto_error=False))] if policy.guarded else []
     app.include_router(api, dependencies=bearer)
     app.include_router(search_api, dependencies=bearer)
     app.include_router(metrics_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
+    public = PUBLIC_PATHS
+    if policy.tokens is not None:  # clients read where to get a token before they have one
+        app.router.routes.extend(metadata_routes(policy.tokens.settings))
+        public = public | metadata_paths(policy.tokens.settings)
     app.add_exception_handler(RouterError, _router_error)
     app.add_exception_handler(Exception, _internal_error)
+    # Inside the guard: the verified principal becomes the SDK's auth context, which its
+    # dispatcher hands on to the handler of each message.
+    app.add_middleware(AuthContextMiddleware)
     # The playground's page and files hold no data: they load without the token.
-    app.add_middleware(GuardMiddleware, policy=policy, public_paths=PUBLIC_PATHS)
+    app.add_middleware(GuardMiddleware, policy=policy, public_paths=public)
     return app
 
 

@@ -21,12 +21,18 @@ from __future__ import annotations
 import logging
 from collections import deque
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
 from router.server.http.errors import error_response, is_mcp_path
+from router.server.http.resource_metadata import challenge
 from router.server.http.security import SecurityPolicy
+from router.server.http.tokens import IssuerUnreachable, TokenRejected
+
+_Refusal = tuple[int, str, dict[str, str] | None]
 
 logger = logging.getLogger(__name__)
 
@@ -48,35 +54,65 @@ class GuardMiddleware:
         headers = Headers(scope=scope)
         public = scope["method"] in ("GET", "HEAD") and scope["path"] in self.public_paths
         refusal = self._refusal(headers, public=public)
+        if refusal is None and not public and self.policy.tokens is not None:
+            refusal = await self._authenticate(scope, headers)
         if refusal is None:
             declared = headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.policy.max_body_bytes:
-                refusal = 413, self._too_large()
+                refusal = 413, self._too_large(), None
         if refusal is None:
             replay = await self._read_body(receive)
             if replay is not None:
                 await self.app(scope, replay, send)
                 return
-            refusal = 413, self._too_large()
-        status, message = refusal
+            refusal = 413, self._too_large(), None
+        status, message, extra = refusal
         logger.warning("refused %s %s (%d): %s", scope["method"], scope["path"], status, message)
-        extra = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         response = error_response(
             HttpRefusal(status, message, extra), mcp=is_mcp_path(scope["path"])
         )
         await response(scope, receive, send)
 
-    def _refusal(self, headers: Headers, *, public: bool) -> tuple[int, str] | None:
+    def _refusal(self, headers: Headers, *, public: bool) -> _Refusal | None:
         policy = self.policy
         host = headers.get("host")
         if not policy.host_allowed(host):
-            return 421, f"Host {host!r} is not allowed (router.http.allowed_hosts)"
+            return 421, f"Host {host!r} is not allowed (router.http.allowed_hosts)", None
         origin = headers.get("origin")
         if not policy.origin_allowed(origin, host):
-            return 403, f"Origin {origin!r} is not allowed (router.http.allowed_origins)"
+            return 403, f"Origin {origin!r} is not allowed (router.http.allowed_origins)", None
         if not public and not policy.token_accepted(headers.get("authorization")):
             # Never echo what was sent: it may be a real credential meant for elsewhere.
-            return 401, "missing or wrong bearer token (Authorization: Bearer ...)"
+            message = "missing or wrong bearer token (Authorization: Bearer ...)"
+            return 401, message, {"WWW-Authenticate": "Bearer"}
+        return None
+
+    async def _authenticate(self, scope: Scope, headers: Headers) -> _Refusal | None:
+        """The request's access token verified (`router.http.oauth`): its principal goes
+        into `scope["user"]`, where the SDK's transports bind each session to it and
+        `AuthContextMiddleware` hands it to the handlers."""
+        tokens = self.policy.tokens
+        assert tokens is not None
+        scheme, _, credential = (headers.get("authorization") or "").partition(" ")
+        credential = credential.strip()
+        if scheme.lower() != "bearer" or not credential:
+            message = "this router needs an OAuth access token (Authorization: Bearer ...)"
+            return 401, message, {"WWW-Authenticate": challenge(tokens.settings)}
+        try:
+            access = await tokens.verify(credential)
+        except TokenRejected as exc:
+            header = challenge(tokens.settings, error=exc.error, description=exc.reason)
+            return 401, f"access token refused: {exc.reason}", {"WWW-Authenticate": header}
+        except IssuerUnreachable as exc:
+            # The issuer's fault, not the client's: 503, so the client tries again later.
+            return 503, f"cannot verify access tokens now: {exc}", {"Retry-After": "30"}
+        missing = tokens.missing_scopes(access)
+        if missing:
+            reason = f"the token lacks the scope {' '.join(missing)}"
+            header = challenge(tokens.settings, error="insufficient_scope", description=reason)
+            return 403, reason, {"WWW-Authenticate": header}
+        scope["user"] = AuthenticatedUser(access)
+        scope["auth"] = AuthCredentials(access.scopes)
         return None
 
     def _too_large(self) -> str:

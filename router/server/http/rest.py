@@ -49,6 +49,7 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
     snapshot, pending = state.snapshot, state.pending_upstreams()
+    view = state.visibility.view()  # read here: the worker thread has no request
 
     def run() -> RouteResponse:
         return route(
@@ -58,6 +59,8 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
             costs=front["costs"],
             pending=pending,
             metrics=state.metrics,
+            visibility=state.visibility,
+            view=view,
         )
 
     return await anyio.to_thread.run_sync(run)
@@ -70,7 +73,8 @@ async def list_catalog(
 ) -> ToolsResponse:
     """Every indexed tool with its definition in `format` and whether its upstream is up,
     and every upstream's state (a down upstream's tools stay listed, marked unhealthy)."""
-    return catalog(front_of(request)["router"], format)
+    state = front_of(request)["router"]
+    return await catalog(state, format, state.visibility.view())
 
 
 @api.get(
@@ -82,7 +86,8 @@ async def list_catalog(
 async def healthz(request: Request, response: Response) -> Health:
     """200 once a search runs at full speed (the model loaded, every upstream tried, the
     healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
-    not here. `sessions` counts the MCP sessions open now."""
+    not here. `sessions` counts the MCP sessions open now; `held_tools` names the tools
+    that tool pinning holds (they do not make the router unready)."""
     front = front_of(request)
     state = front["router"]
     ready = front["readiness"].check(state)
@@ -99,4 +104,7 @@ async def healthz(request: Request, response: Response) -> Health:
         sign_in_needed=needing,
         sessions=front["mcp"].open_sessions,
         store=StoreHealth.model_validate(state.store.status().as_json()),
+        held_tools=sorted(
+            f"{h.record.server}/{h.record.name}" for h in state.snapshot.held.values()
+        ),
     )

@@ -142,6 +142,12 @@ class Health(BaseModel):
         "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)"
     )
     store: StoreHealth
+    held_tools: list[str] = Field(
+        default_factory=list,
+        description="tools that tool pinning holds (router.pinning), as SERVER/TOOL: changed "
+        "since approved, or new under strict; not listed, searched or called until "
+        "`mcp-router tools approve`",
+    )
 
 
 class StoreHealth(BaseModel):

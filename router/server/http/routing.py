@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import anyio.to_thread
 
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
 from router.catalog import ToolRecord
+from router.profiles import EVERYTHING, View
 from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
@@ -22,6 +25,8 @@ from router.server.http.rest_models import (
 from router.server.index import Snapshot
 from router.server.metrics import RouterMetrics
 from router.server.state import RouterState
+from router.server.visibility import Visibility
+from router.upstream import UpstreamStatus
 
 
 class ListCosts:
@@ -58,8 +63,13 @@ def route(
     costs: ListCosts,
     pending: list[str],
     metrics: RouterMetrics | None = None,
+    visibility: Visibility | None = None,
+    view: View = EVERYTHING,
 ) -> RouteResponse:
-    """Pinned tools, then the top k (or what fits `budget`); blocking: run it in a thread."""
+    """Pinned tools, then the top k (or what fits `budget`) that `view` may see, and the
+    bill against the full list it may see; blocking: run it in a thread."""
+    visibility = visibility or Visibility()
+    hidden = visibility.hidden(snapshot, view)
     fmt = request.format
     counter = costs.counter
     retriever = snapshot.retriever
@@ -73,10 +83,11 @@ def route(
         budget=request.budget,
         mode=mode,
         tool_tokens=lambda tool: counter.count_tool(tool, fmt),
+        hidden=hidden,
     )
     if metrics is not None:
         metrics.searched(time.perf_counter() - started, len(ranked))
-    listed = list(snapshot.pinned)
+    listed = visibility.visible(view, snapshot.pinned)
     results = [_routed(record, counter, fmt) for record in listed]
     for scored in ranked:
         if scored.tool in listed:
@@ -94,7 +105,15 @@ def route(
             )
         )
         listed.append(scored.tool)
-    routed, full = counter.count_tools(listed, fmt), costs.full(snapshot, fmt)
+    routed = counter.count_tools(listed, fmt)
+    if view.unrestricted:
+        full = costs.full(snapshot, fmt)
+    else:  # the full list this caller would otherwise be sent
+        full = costs.full_as(
+            snapshot,
+            f"{fmt.value} {view.profiles}",
+            lambda every: counter.count_tools(visibility.visible(view, every), fmt),
+        )
     if metrics is not None:
         metrics.listed("rest", len(listed))
         metrics.saved("rest", full - routed)
@@ -107,7 +126,7 @@ def route(
         tools=[to_format(record, fmt) for record in listed],
         results=results,
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
-        catalog_tools=len(snapshot.catalog),
+        catalog_tools=len(snapshot.catalog) - len(hidden),
         pending=pending,
     )
 
@@ -125,11 +144,33 @@ def _routed(record: ToolRecord, counter: TokenCounter, fmt: ToolFormat) -> Route
     )
 
 
-def catalog(state: RouterState, fmt: ToolFormat) -> ToolsResponse:
-    """Every indexed tool in `fmt`, and every upstream's health."""
+async def catalog(state: RouterState, fmt: ToolFormat, view: View = EVERYTHING) -> ToolsResponse:
+    """Every indexed tool that `view` may see in `fmt`, and the health of every upstream
+    (with a restricted view, of those it sees tools of). The upstreams' states are read
+    here; every tool's definition is built in a worker thread (a large catalog takes a
+    while)."""
     snapshot = state.snapshot
     statuses = state.pool.statuses()
     pending = set(state.pending_upstreams())
+    ready = state.index.ready.is_set()
+    return await anyio.to_thread.run_sync(
+        _catalog, state, snapshot, statuses, pending, ready, fmt, view
+    )
+
+
+def _catalog(
+    state: RouterState,
+    snapshot: Snapshot,
+    statuses: Mapping[str, UpstreamStatus],
+    pending: set[str],
+    ready: bool,
+    fmt: ToolFormat,
+    view: View,
+) -> ToolsResponse:
+    records = state.visibility.visible(view, snapshot.catalog.records)
+    if not view.unrestricted:
+        seen = {record.server for record in records}
+        statuses = {name: status for name, status in statuses.items() if name in seen}
     upstreams = [
         UpstreamHealth(
             name=name,
@@ -156,10 +197,10 @@ def catalog(state: RouterState, fmt: ToolFormat) -> ToolsResponse:
             healthy=statuses[record.server].healthy if record.server in statuses else False,
             definition=to_format(record, fmt),
         )
-        for record in snapshot.catalog.records
+        for record in records
     ]
     return ToolsResponse(
-        ready=state.index.ready.is_set(),
+        ready=ready,
         generation=snapshot.generation,
         format=fmt,
         upstreams=upstreams,

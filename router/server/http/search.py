@@ -24,12 +24,14 @@ from router.accounting.tool_search import (
 )
 from router.catalog import ToolRecord
 from router.errors import StillStarting
+from router.profiles import View
 from router.retrieval.types import ScoredTool
 from router.server.http.front import front_of
 from router.server.http.rest_models import ErrorBody, RoutedTool, TokenBill
 from router.server.http.routing import ListCosts
 from router.server.http.search_models import SearchRequest, SearchResponse
 from router.server.index import Snapshot
+from router.server.visibility import Visibility
 
 _DEFINITIONS: dict[ToolFormat, Callable[[ToolRecord], JsonObject]] = {
     ToolFormat.ANTHROPIC: anthropic_deferred,
@@ -65,11 +67,13 @@ async def search_tools(body: SearchRequest, request: Request) -> SearchResponse:
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
     k = body.k or state.k
-    found = await state.search(body.query, k)
+    view = state.visibility.view()
+    found = await state.search(body.query, k, view=view)
     snapshot, pending = state.snapshot, state.pending_upstreams()
+    visible = None if view.unrestricted else (state.visibility, view)
 
     def run() -> SearchResponse:
-        return answer(body, k, found, snapshot, front["costs"], pending)
+        return answer(body, k, found, snapshot, front["costs"], pending, visible)
 
     return await anyio.to_thread.run_sync(run)
 
@@ -81,8 +85,10 @@ def answer(
     snapshot: Snapshot,
     costs: ListCosts,
     pending: list[str],
+    visible: tuple[Visibility, View] | None = None,
 ) -> SearchResponse:
-    """The response for `found`; blocking (token counts): run it in a thread."""
+    """The response for `found`; blocking (token counts): run it in a thread. With
+    `visible`, the full list billed against is what that view may see."""
     fmt, counter = request.format, costs.counter
     define = _DEFINITIONS[fmt]
     records = [scored.tool for scored in found]
@@ -93,11 +99,17 @@ def answer(
     elif fmt is ToolFormat.OPENAI:
         output = tool_search_output(records, request.call_id)
     routed = counter.count_text(serialise(tools))
-    full = costs.full_as(
-        snapshot,
-        f"deferred-{fmt.value}",
-        lambda every: counter.count_text(serialise([define(record) for record in every])),
-    )
+    shape, hidden = f"deferred-{fmt.value}", 0
+    if visible is not None:
+        visibility, view = visible
+        shape, hidden = f"{shape} {view.profiles}", len(visibility.hidden(snapshot, view))
+
+    def bill(every: Sequence[ToolRecord]) -> int:
+        if visible is not None:
+            every = visible[0].visible(visible[1], every)
+        return counter.count_text(serialise([define(record) for record in every]))
+
+    full = costs.full_as(snapshot, shape, bill)
     return SearchResponse(
         query=request.query,
         format=fmt,
@@ -122,7 +134,7 @@ def answer(
             for scored, tool in zip(found, tools, strict=True)
         ],
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
-        catalog_tools=len(snapshot.catalog),
+        catalog_tools=len(snapshot.catalog) - hidden,
         pending=pending,
     )
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from router.config import DEFAULT_MAX_BODY_BYTES, HttpSettings
 from router.errors import ConfigError
+from router.server.http.tokens import FrontTokens
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ class SecurityPolicy:
     allowed_origins: tuple[str, ...] = LOOPBACK_ORIGINS
     token: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    tokens: FrontTokens | None = None
+    """`router.http.oauth`: each request's own access token, instead of the shared one."""
 
     def host_allowed(self, host: str | None) -> bool:
         return host is not None and matches(host.lower(), self.allowed_hosts)
@@ -73,6 +76,11 @@ class SecurityPolicy:
         if separator and host is not None and authority == host.lower():
             return True
         return matches(origin, self.allowed_origins)
+
+    @property
+    def guarded(self) -> bool:
+        """Whether requests must carry a credential at all."""
+        return self.token is not None or self.tokens is not None
 
     def token_accepted(self, authorization: str | None) -> bool:
         if self.token is None:
@@ -91,11 +99,19 @@ class SecurityPolicy:
             ConfigError: `host` is beyond loopback and there is no token.
         """
         token = token or None
-        if not is_loopback(host) and token is None:
+        tokens = FrontTokens(settings.oauth) if settings.oauth is not None else None
+        if tokens is not None and token is not None:
+            # One identity model: a shared secret beside identities would bypass profiles.
+            logger.warning(
+                "router.http.oauth is set: the shared token (ROUTER_TOKEN / --token) is "
+                "ignored, every request carries its own access token"
+            )
+            token = None
+        if not is_loopback(host) and token is None and tokens is None:
             raise ConfigError(
                 f"refusing to serve HTTP on {host} without a token: anyone who can reach it "
-                "could call every upstream tool. Fix: set ROUTER_TOKEN (or pass --token), or "
-                "bind to 127.0.0.1."
+                "could call every upstream tool. Fix: set ROUTER_TOKEN (or pass --token), "
+                "configure router.http.oauth, or bind to 127.0.0.1."
             )
         hosts = [*LOOPBACK_HOSTS, *(h.lower() for h in settings.allowed_hosts)]
         if host not in _WILDCARD_BINDS and not is_loopback(host):
@@ -112,4 +128,5 @@ class SecurityPolicy:
             allowed_origins=(*LOOPBACK_ORIGINS, *(o.lower() for o in settings.allowed_origins)),
             token=token,
             max_body_bytes=settings.max_body_bytes,
+            tokens=tokens,
         )

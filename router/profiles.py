@@ -1,0 +1,94 @@
+"""Who may see which tools: a request's `Principal` and the `router.profiles` that apply to it.
+
+A principal is matched by profiles naming its `sub` or one of its groups (`*` matches any
+principal). A principal no profile matches gets the `default` profile, if there is one, and
+otherwise sees no tool at all: once profiles are configured, every identity needs one. A
+request without identities (stdio, the shared token) gets `default`, or sees everything
+`router.policy` allows when there is none. Within a profile `deny` wins, then a non-empty
+`allow` must name the tool; the tools of several matching profiles add up. A tool outside
+the caller's view does not exist for that caller: not listed, searched, suggested or called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from router.catalog import ToolRecord
+from router.config.identity import DEFAULT_PROFILE, Profile
+from router.tool_patterns import matches
+
+ANYONE = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The identity behind a request at the HTTP front (`router.http.oauth`)."""
+
+    subject: str
+    groups: frozenset[str] = frozenset()
+    issuer: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Stable across sessions and replicas; `sub` is unique only per issuer."""
+        return f"{self.issuer or ''}\x1f{self.subject}"
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The profiles that decide what one caller sees; `None` profiles: everything."""
+
+    profiles: tuple[str, ...] | None
+    """Names of the matching profiles, sorted; () sees nothing, None everything."""
+
+    @property
+    def unrestricted(self) -> bool:
+        return self.profiles is None
+
+
+EVERYTHING = View(None)
+NOTHING = View(())
+
+
+class Profiles:
+    """`router.profiles`, ready to rule on principals and tools."""
+
+    def __init__(self, profiles: Mapping[str, Profile]) -> None:
+        self._profiles = dict(profiles)
+
+    def __bool__(self) -> bool:
+        return bool(self._profiles)
+
+    def view_for(self, principal: Principal | None) -> View:
+        if not self._profiles:
+            return EVERYTHING
+        if principal is None:
+            return View((DEFAULT_PROFILE,)) if DEFAULT_PROFILE in self._profiles else EVERYTHING
+        names = tuple(
+            sorted(
+                name
+                for name, profile in self._profiles.items()
+                if name != DEFAULT_PROFILE and _applies(profile, principal)
+            )
+        )
+        if names:
+            return View(names)
+        return View((DEFAULT_PROFILE,)) if DEFAULT_PROFILE in self._profiles else NOTHING
+
+    def permits(self, view: View, record: ToolRecord) -> bool:
+        if view.profiles is None:
+            return True
+        return any(_permits(self._profiles[name], record) for name in view.profiles)
+
+
+def _applies(profile: Profile, principal: Principal) -> bool:
+    if ANYONE in profile.subjects or principal.subject in profile.subjects:
+        return True
+    return ANYONE in profile.groups or not principal.groups.isdisjoint(profile.groups)
+
+
+def _permits(profile: Profile, record: ToolRecord) -> bool:
+    if any(matches(record, pattern) for pattern in profile.deny):
+        return False
+    return not profile.allow or any(matches(record, pattern) for pattern in profile.allow)
