@@ -1,0 +1,257 @@
+"""The training set of the tool-search model, built reproducibly from public data only.
+
+`python -m models.training.data --data ../shared/data --out .cache/training` writes
+`triplets.jsonl` (one `{"query", "positive", "negative", "source"}` a line) and
+`stats.json` (counts per source, the file's sha256, the inputs' sha256). Nothing random is
+unseeded; the same inputs give the same bytes.
+
+What goes in:
+- **real queries, dev halves only** (`benchmarks.suite.data.half`), of the sets named by
+  `--sets` (all three by default; `--sets msc_bench,bfcl` for a leave-one-set-out run): each
+  query with one member of each gold group as its positive. A test-half query never enters,
+  in any form. MetaTool's 199 tools would drown the rest (10k dev queries), so each set
+  gives at most `MAX_PER_TOOL` queries per gold tool.
+- **synthetic queries for the pools' real tools** (Smithery and ToolSDK, about 22k): made
+  without a model, from the tool's own words: its description's first sentence rewritten
+  as a request, its name split into words with its server's, and the description of a
+  required parameter joined to the name. The positive is the tool's text.
+- **hard negatives** for every query: a look-alike ranked by BM25 over every tool text (the
+  sets' catalogs and the pools) at ranks `NEGATIVE_RANKS`, never a gold tool, never a tool
+  with the positive's name (an equivalent tool on another server would be a false
+  negative), preferring a sibling of the positive's server one time in three.
+
+The texts are the router's own search texts (`router.catalog.build_search_text`), so the
+model is trained on what it embeds when serving. The three evaluation sets the project is
+measured on outside (LiveMCPBench, MCPToolBench++, the Azure MCP prompts) are not read: no
+path to them exists here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.data import POOLS, half
+from router.catalog import build_search_text, split_identifier
+from router.dataset import load_queries
+
+SETS = ("msc_bench", "bfcl", "metatool")
+MAX_PER_TOOL = 24
+NEGATIVE_RANKS = (2, 30)
+"""BM25 ranks (1-based) a hard negative is drawn from: close, but not the very top, where
+equivalent tools crowd."""
+SEED = 20261201
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_LEADING_VERB = re.compile(r"^(this tool |tool to |use this to |used to |allows you to )", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    server: str
+    name: str
+    description: str
+    required: tuple[str, ...]
+    parameter_texts: tuple[str, ...]
+    text: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.server, self.name)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _tool(raw: dict[str, Any]) -> Tool:
+    schema = raw.get("inputSchema") if isinstance(raw.get("inputSchema"), dict) else None
+    properties = (schema or {}).get("properties") or {}
+    required = tuple(str(r) for r in (schema or {}).get("required") or () if r in properties)
+    texts = tuple(
+        str(spec.get("description", "")).strip()
+        for name, spec in properties.items()
+        if isinstance(spec, dict) and name in required and spec.get("description")
+    )
+    description = str(raw.get("description") or "")
+    return Tool(
+        server=str(raw["server"]),
+        name=str(raw["name"]),
+        description=description,
+        required=required,
+        parameter_texts=texts,
+        text=build_search_text(str(raw["server"]), str(raw["name"]), description, schema),
+    )
+
+
+def synthetic_queries(tool: Tool) -> list[str]:
+    """Requests a user might make of `tool`, from its own words."""
+    queries = []
+    first = _SENTENCE.split(tool.description.strip(), maxsplit=1)[0].strip().rstrip(".")
+    if len(first.split()) >= 3:
+        first = _LEADING_VERB.sub("", first)
+        queries.append(first[0].lower() + first[1:] if first else first)
+    words = split_identifier(tool.name)
+    server = split_identifier(tool.server)
+    if len(words.split()) >= 2:
+        queries.append(f"{words} in {server}")
+    if tool.parameter_texts:
+        parameter = tool.parameter_texts[0].rstrip(".")
+        if 2 <= len(parameter.split()) <= 20:
+            queries.append(f"{words} for {parameter[0].lower() + parameter[1:]}")
+    return [q for q in queries if q]
+
+
+class Negatives:
+    """Hard negatives from BM25 over every tool text."""
+
+    def __init__(self, tools: Sequence[Tool], seed: int) -> None:
+        import bm25s
+
+        self.tools = list(tools)
+        self._index = bm25s.BM25()
+        self._index.index(bm25s.tokenize([t.text for t in self.tools], show_progress=False))
+        self._by_server: dict[str, list[int]] = {}
+        for position, tool in enumerate(self.tools):
+            self._by_server.setdefault(tool.server, []).append(position)
+        self._random = random.Random(seed)
+
+    def pick(
+        self,
+        queries: Sequence[str],
+        positives: Sequence[Tool],
+        gold: Sequence[set[tuple[str, str]]],
+    ) -> list[Tool | None]:
+        """One negative for each query (None where none qualifies)."""
+        import bm25s
+
+        low, high = NEGATIVE_RANKS
+        ranked, _ = self._index.retrieve(
+            bm25s.tokenize(list(queries), show_progress=False),
+            k=min(high, len(self.tools)),
+            show_progress=False,
+        )
+        chosen: list[Tool | None] = []
+        for row, positive, keys in zip(ranked.tolist(), positives, gold, strict=True):
+
+            def allowed(
+                position: int, keys: set[tuple[str, str]] = keys, positive: Tool = positive
+            ) -> bool:
+                tool = self.tools[position]
+                return tool.key not in keys and tool.name != positive.name
+
+            siblings = [p for p in self._by_server.get(positive.server, []) if allowed(p)]
+            if siblings and self._random.random() < 1 / 3:
+                chosen.append(self.tools[self._random.choice(siblings)])
+                continue
+            candidates = [p for p in row[low - 1 :] if allowed(p)]
+            chosen.append(self.tools[candidates[0]] if candidates else None)
+        return chosen
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(data: Path, out: Path, sets: Iterable[str], seed: int = SEED) -> dict[str, Any]:
+    rng = random.Random(seed)
+    catalogs = {name: [_tool(raw) for raw in _rows(data / name / "catalog.jsonl")] for name in SETS}
+    pools = [_tool(raw) for pool in POOLS for raw in _rows(data / pool / "catalog.jsonl")]
+    by_key = {tool.key: tool for tools in catalogs.values() for tool in tools}
+    # (query, positive, the gold keys to avoid as negatives, source)
+    items: list[tuple[str, Tool, set[tuple[str, str]], str]] = []
+    for name in sets:
+        queries, _ = load_queries(data / name / "queries.jsonl")
+        per_tool: Counter[tuple[str, str]] = Counter()
+        dev = [q for q in queries if half(name, q.id) == "dev"]
+        rng.shuffle(dev)
+        for query in dev:
+            gold = {key for group in query.gold_groups for key in group}
+            for group in query.gold_groups:
+                members = [by_key[key] for key in group if key in by_key]
+                if not members:
+                    continue
+                positive = members[0]
+                if per_tool[positive.key] >= MAX_PER_TOOL:
+                    continue
+                per_tool[positive.key] += 1
+                items.append((query.text, positive, gold, f"{name}-dev"))
+    for tool in pools:
+        for text in synthetic_queries(tool):
+            items.append((text, tool, {tool.key}, "pools-synthetic"))
+    everything = list({t.key: t for t in [*by_key.values(), *pools]}.values())
+    negatives = Negatives(everything, seed)
+    triplets = []
+    batch = 2048
+    for start in range(0, len(items), batch):
+        part = items[start : start + batch]
+        picked = negatives.pick(
+            [q for q, *_ in part], [p for _, p, *_ in part], [g for _, _, g, _ in part]
+        )
+        for (text, positive, _, source), negative in zip(part, picked, strict=True):
+            if negative is not None:
+                triplets.append(
+                    {
+                        "query": text,
+                        "positive": positive.text,
+                        "negative": negative.text,
+                        "source": source,
+                    }
+                )
+    rng.shuffle(triplets)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "triplets.jsonl"
+    with target.open("w", encoding="utf-8") as handle:
+        for triplet in triplets:
+            handle.write(json.dumps(triplet, ensure_ascii=False, sort_keys=True) + "\n")
+    stats = {
+        "triplets": len(triplets),
+        "by_source": dict(sorted(Counter(t["source"] for t in triplets).items())),
+        "sets": list(sets),
+        "seed": seed,
+        "sha256": _sha256(target),
+        "inputs": {
+            str(path.relative_to(data)): _sha256(path)
+            for path in sorted(
+                [data / n / "queries.jsonl" for n in sets]
+                + [data / n / "catalog.jsonl" for n in SETS]
+                + [data / p / "catalog.jsonl" for p in POOLS]
+            )
+        },
+        "max_per_tool": MAX_PER_TOOL,
+        "negative_ranks": list(NEGATIVE_RANKS),
+    }
+    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m models.training.data", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--out", type=Path, default=Path(".cache/training"))
+    parser.add_argument("--sets", default=",".join(SETS), help="query sets whose dev halves go in")
+    parser.add_argument("--seed", type=int, default=SEED)
+    args = parser.parse_args(argv)
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = set(sets) - set(SETS)
+    if unknown:
+        parser.error(f"unknown sets: {', '.join(sorted(unknown))} (known: {', '.join(SETS)})")
+    stats = build(args.data, args.out, sets, args.seed)
+    summary = {k: stats[k] for k in ("triplets", "by_source", "sha256")}
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
