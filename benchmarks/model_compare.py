@@ -6,8 +6,9 @@ MRR of the hybrid ranking and of dense alone, on every public set at its own siz
 
 The candidate is an ONNX model folder (`model.onnx`, `tokenizer.json`, the pooling config)
 run as the router runs a manifest model: int8 matrix products (`int8-dynamic`), so what is
-measured is what would ship. The base is the default model. BM25 alone is the same for both
-and is reported once. Results: benchmarks/results/model-compare-<split>.json.
+measured is what would ship. The base is all-MiniLM-L6-v2 unless `--base` names another.
+BM25 alone is the same for both and is reported once.
+Results: benchmarks/results/model-compare-<split>.json.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ SETS = ("msc_bench", "bfcl", "metatool")
 SIZES = (0, 20000)
 METRICS = ("recall@5", "all_hit@5", "mrr")
 MODES = (SearchMode.HYBRID, SearchMode.DENSE)
+BASE = "all-MiniLM-L6-v2"
+"""The model the tool-search model was trained from (the default before it)."""
 
 
 def candidate_spec(folder: Path, model_id: str) -> ModelSpec:
@@ -135,6 +138,7 @@ def run_set(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.model_compare")
     parser.add_argument("--candidate", type=Path, required=True, help="an ONNX model folder")
+    parser.add_argument("--base", default=BASE, help=f"the model to beat (default {BASE})")
     parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     cache_dir = options.cache_dir or default_cache_dir()
     spec = candidate_spec(options.candidate, f"candidate:{options.candidate.name}")
     models = {
-        "base": load_embedder(None, cache_dir),
+        "base": load_embedder(options.base, cache_dir),
         "candidate": backend_embedder(spec, cache_dir),
     }
     pool = data.load_pool(options.data)
@@ -158,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "split": options.split,
         "candidate": str(options.candidate),
         "candidate_sha256": spec.sha256,
+        "base": options.base,
         "sets": {
             name: run_set(name, options, pool, models) for name in options.sets.split(",") if name
         },

@@ -12,6 +12,7 @@
     + ArgumentsInvalid   (with every problem; raised by router.server.validation)
     + ToolDenied         (router.policy denies the tool; names the rule)
     + ToolHeld           (tool pinning holds a changed or new tool; names the approve command)
+    + CatalogChanged     (a `/v1/tools` cursor of an older catalog generation)
   x StillStarting        (nothing indexed yet to answer from)
   x HttpRefusal          (the HTTP front refuses a request before reading it; carries a status)
     + UnparsableRequest  (the body is not JSON)
@@ -119,6 +120,19 @@ class ToolHeld(InvalidParams):
         self.server = server
         self.tool = tool
         self.reason = reason
+
+
+class CatalogChanged(InvalidParams):
+    """A `GET /v1/tools` cursor was made for another catalog generation: the pages after it
+    would skip or repeat tools, so the listing starts again."""
+
+    def __init__(self, cursor_generation: int, generation: int) -> None:
+        super().__init__(
+            f"the catalog changed since this cursor was made (generation {cursor_generation}, "
+            f"now {generation}): list again from the start, without a cursor",
+            {"cursor_generation": cursor_generation, "generation": generation},
+        )
+        self.generation = generation
 
 
 class StillStarting(RouterError):

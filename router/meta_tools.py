@@ -1,7 +1,9 @@
-"""The router's own tools: `search_tools` and `call_tool` (docs/architecture.md#the-surfaces).
+"""The router's own tools: `search_tools` and `call_tool` (docs/architecture.md#the-surfaces),
+and `read_result`, which reads on in a cut result.
 
 They are defined as `ToolRecord`s so that token accounting prices them exactly like
-upstream tools.
+upstream tools. `read_result` is not listed (every listing keeps its bytes, so a host's
+prompt cache survives): a cut result's marker gives the `call_tool` call that reaches it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from router.catalog import ToolRecord, fingerprint_text
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
+READ_RESULT = "read_result"
+EXECUTE = "execute"
+"""Code mode's tool that runs a program (its record: `router.code_mode.meta`)."""
 MAX_K = 50
 
 _SEARCH_DESCRIPTION = (
@@ -20,6 +25,10 @@ _SEARCH_DESCRIPTION = (
 _CALL_DESCRIPTION = (
     "Call a tool found with search_tools: give its exact name and its arguments as an object "
     "that matches the tool's input schema."
+)
+_READ_DESCRIPTION = (
+    "Read on in a tool result that was cut to fit the result limit: give the handle and "
+    "offset its marker named; the next part comes back, with the offset of the one after."
 )
 
 
@@ -71,6 +80,26 @@ def call_tool_record() -> ToolRecord:
                 },
             },
             "required": ["name"],
+        },
+    )
+
+
+def read_result_record() -> ToolRecord:
+    return _record(
+        READ_RESULT,
+        _READ_DESCRIPTION,
+        {
+            "type": "object",
+            "properties": {
+                "handle": {"type": "string", "description": "The handle a cut result named."},
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Where to read on, in characters (the marker gives it).",
+                },
+            },
+            "required": ["handle", "offset"],
+            "additionalProperties": False,
         },
     )
 

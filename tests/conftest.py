@@ -15,7 +15,9 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 TORCH_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-"""The default model's fp32 weights on the sentence-transformers backend (the `st` extra)."""
+"""The base model's fp32 weights on the sentence-transformers backend (the `st` extra)."""
+BASE_MODEL = "all-MiniLM-L6-v2"
+"""The base model as the router runs it (int8 ONNX): the reference of the parity tests."""
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +26,14 @@ def real_embedder() -> Embedder:
     from router.embedding.loading import load_embedder
 
     return load_embedder(None)
+
+
+@pytest.fixture(scope="session")
+def base_embedder() -> Embedder:
+    """The base model (onnxruntime), which `torch_embedder` runs in fp32."""
+    from router.embedding.loading import load_embedder
+
+    return load_embedder(BASE_MODEL)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,15 +87,36 @@ def _observed(app: FastAPI, seen: list[FrontState], started: anyio.Event) -> Non
 
 @asynccontextmanager
 async def http_front(
-    cfg: RouterConfig, policy: SecurityPolicy | None = None, embedder: Embedder | None = None
+    cfg: RouterConfig,
+    policy: SecurityPolicy | None = None,
+    embedder: Embedder | None = None,
+    *,
+    read_config: Callable[[], RouterConfig] | None = None,
 ) -> AsyncIterator[Front]:
     """The front on 127.0.0.1 (BM25 only unless given an `embedder`: ranking is not what
-    most of these tests are about)."""
+    most of these tests are about); `read_config` applies the config file while serving.
+    A config without `cache_dir` gets a fresh one: what another front cached (a lazy
+    upstream's listing, pins) must not change what this one serves."""
+    with tempfile.TemporaryDirectory(prefix="front-cache-") as own:
+        if cfg.router.cache_dir is None:
+            router = cfg.router.model_copy(update={"cache_dir": Path(own)})
+            cfg = cfg.model_copy(update={"router": router})
+        async with _front(cfg, policy, embedder, read_config) as front:
+            yield front
+
+
+@asynccontextmanager
+async def _front(
+    cfg: RouterConfig,
+    policy: SecurityPolicy | None,
+    embedder: Embedder | None,
+    read_config: Callable[[], RouterConfig] | None,
+) -> AsyncIterator[Front]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    app = create_app(cfg, embedder, policy or SecurityPolicy())
+    app = create_app(cfg, embedder, policy or SecurityPolicy(), read_config=read_config)
     seen: list[FrontState] = []
     started = anyio.Event()
     _observed(app, seen, started)

@@ -68,7 +68,7 @@ def test_a_claude_desktop_file_loads_as_it_is(tmp_path: Path) -> None:
     assert github.env == {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example"}
     assert config.router.k == 5
     assert config.router.mode == "search"
-    assert config.router.model == "all-MiniLM-L6-v2"
+    assert config.router.model == "minilm-l6-tools"
     assert config.source == tmp_path / "claude_desktop_config.json"
     assert config.timeouts_for("time").connect == DEFAULT_CONNECT_TIMEOUT
     assert config.timeouts_for("time").call == DEFAULT_CALL_TIMEOUT

@@ -37,17 +37,17 @@ def tool_texts(limit: int = 400) -> list[str]:
 
 
 def test_onnx_vectors_agree_with_sentence_transformers_on_real_tool_texts(
-    real_embedder: Embedder, torch_embedder: Embedder
+    base_embedder: Embedder, torch_embedder: Embedder
 ) -> None:
     texts = tool_texts()
-    onnx_vectors = real_embedder.embed_documents(texts)
+    onnx_vectors = base_embedder.embed_documents(texts)
     torch_vectors = torch_embedder.embed_documents(texts)
     cosines = (onnx_vectors * torch_vectors).sum(axis=1)
     assert onnx_vectors.shape == torch_vectors.shape == (len(texts), 384)
     assert float(cosines.mean()) >= 0.99, cosines.mean()
     assert float(cosines.min()) >= 0.97, cosines.min()
     queries = ["what time is it in Tokyo", "remember that Alice works at Acme"]
-    query_cosines = real_embedder.embed_queries(queries) * torch_embedder.embed_queries(queries)
+    query_cosines = base_embedder.embed_queries(queries) * torch_embedder.embed_queries(queries)
     assert float(query_cosines.sum(axis=1).min()) >= 0.99
 
 

@@ -93,7 +93,7 @@ async def test_stdio_serve_ranks_with_the_model_without_torch(
     assert best["name"] == "time__get_current_time"
     log = (tmp_path / "router.log").read_text()
     assert "FORBIDDEN IMPORT" not in log
-    assert "loading embedding model all-MiniLM-L6-v2" in log
+    assert "loading embedding model minilm-l6-tools" in log
     assert "BM25 only" not in log
 
 

@@ -14,11 +14,21 @@ import pytest
 
 from router.accounting.tokens import TokenCounter
 from router.config import parse_config
-from router.server.limits import META_KEY, cut_result, fits_cheaply, limit_result
+from router.server.limits import (
+    META_KEY,
+    cut_prompt,
+    cut_resource,
+    cut_result,
+    fits_cheaply,
+    limit_prompt,
+    limit_resource,
+    limit_result,
+)
 
 MARKER = re.compile(
-    r"^\[mcp-router: result truncated: ([\d,]+) of ([\d,]+) tokens cut \(limit ([\d,]+)\)"
-    r"(?:; left out: ([^;]+))?; ask the tool for less, e\.g\. a narrower query or a page\]$"
+    r"^\[mcp-router: result truncated: (?:about )?([\d,]+) of (?:about )?([\d,]+) tokens cut "
+    r"\(limit ([\d,]+)\)(?:; left out: ([^;]+))?; "
+    r"ask the tool for less, e\.g\. a narrower query or a page\]$"
 )
 COUNTER = TokenCounter()
 _WORDS = [f"w{n:x}" for n in range(4096)] + ["the", "of", "and", "result", "\n"]
@@ -132,18 +142,56 @@ def test_a_long_text_is_cut_at_a_token_boundary_to_within_the_limit() -> None:
     assert sent_tokens(limited) >= 1_000 - 3  # the kept text fills the limit, less a token or two
     assert truncation.sent == sent_tokens(limited)
     cut, total, limit, left_out = marker_of(limited).groups()
-    assert (figure(total), figure(limit), left_out) == (tokens(body), 1_000, None)
-    assert figure(cut) == tokens(body) - tokens(head)
+    # Only a prefix was tokenised: the whole count is extrapolated from it, and said to be.
+    assert marker_of(limited).group(0).startswith("[mcp-router: result truncated: about ")
+    assert abs(figure(total) - tokens(body)) < 0.03 * tokens(body)
+    assert (figure(limit), left_out) == (1_000, None)
+    assert figure(cut) == figure(total) - tokens(head)
     assert limited.meta == {
         META_KEY: {
             "limit": 1_000,
-            "tokens": tokens(body),
+            "tokens": figure(total),
             "cut": figure(cut),
             "sent": truncation.sent,
+            "estimated": True,
             "structuredContentDropped": False,
             "blocksLeftOut": 0,
         }
     }
+
+
+def test_a_text_just_over_the_limit_is_counted_exactly() -> None:
+    body = words(6_000)
+    assert 1_000 < tokens(body) < 5_000
+    limited, truncation = cut_result(text_result(body), 1_000)
+
+    assert truncation is not None and not truncation.estimated
+    assert truncation.tokens == tokens(body)
+    assert "about" not in marker_of(limited).group(0)
+
+
+def test_a_long_text_is_tokenised_only_as_far_as_the_limit_reaches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """5 MB of text at a limit of 1,000 tokens: what is encoded is a prefix bounded by the
+    limit (the default encodes about 6 characters per token of it), never the whole text;
+    the text after the cut is not tokenised at all."""
+    encoded: list[int] = []
+    encode = COUNTER.encode
+
+    def recording(text: str) -> list[int]:
+        encoded.append(len(text))
+        return encode(text)
+
+    monkeypatch.setattr(COUNTER, "encode", recording)
+    first, second = words(5_000_000), words(2_000_000)
+    limited, truncation = cut_result(text_result(first, second), 1_000, COUNTER)
+
+    assert truncation is not None and truncation.estimated
+    assert max(encoded) <= 12 * 1_001  # a prefix doubled at most once, not 5 MB
+    assert sum(encoded) < 50_000
+    assert first.startswith(texts(limited)[0]) and len(texts(limited)) == 2  # the second left out
+    assert truncation.sent <= 1_000
 
 
 def test_text_of_multibyte_characters_is_cut_between_characters() -> None:
@@ -302,3 +350,90 @@ def test_a_server_entry_overrides_the_routers_limit() -> None:
     assert limits == {"own": 1_000, "off": 0, "plain": 5_000}
     default = parse_config({"mcpServers": {"plain": {"command": "x"}}})
     assert default.result_tokens_for("plain") == 25_000
+
+
+# -- resources and prompts ---------------------------------------------------------------------
+
+RESOURCE_MARKER = re.compile(
+    r"^\[mcp-router: resource truncated: (?:about )?([\d,]+) of (?:about )?([\d,]+) tokens cut "
+    r"\(limit ([\d,]+)\)(?:; left out: [^;]+)?; read a smaller part of it, if its server "
+    r"offers one\]$"
+)
+
+
+def test_a_resource_reads_text_is_cut_and_a_blob_kept_while_it_fits() -> None:
+    small = base64.b64encode(bytes(300)).decode()
+    read = types.ReadResourceResult(
+        contents=[
+            types.BlobResourceContents(uri="file:///a.png", blob=small, mime_type="image/png"),
+            types.TextResourceContents(uri="file:///log", text=words(200_000)),
+            types.TextResourceContents(uri="file:///log", text=words(1_000)),
+        ]
+    )
+    limited, truncation = cut_resource(read, "file:///log", 2_000)
+
+    assert truncation is not None and truncation.what == "resource"
+    blob, text, marker = limited.contents
+    assert blob is read.contents[0]  # whole
+    assert isinstance(text, types.TextResourceContents) and text.uri == read.contents[1].uri
+    assert read.contents[1].text.startswith(text.text)  # type: ignore[union-attr]
+    assert isinstance(marker, types.TextResourceContents)
+    assert str(marker.uri) == "file:///log" and marker.mime_type == "text/plain"
+    assert RESOURCE_MARKER.match(marker.text) is not None, marker.text
+    sent = tokens(text.text) + tokens(marker.text) + -(-len(small) // 4)
+    assert sent == truncation.sent <= 2_000
+    assert limited.meta is not None and limited.meta[META_KEY]["limit"] == 2_000
+
+
+def test_a_resource_blob_over_the_limit_becomes_a_note() -> None:
+    big = base64.b64encode(bytes(90_000)).decode()
+    read = types.ReadResourceResult(
+        contents=[types.BlobResourceContents(uri="file:///big.bin", blob=big)]
+    )
+    limited, truncation = cut_resource(read, "file:///big.bin", 1_000)
+
+    assert truncation is not None and truncation.blocks_left_out == 1
+    note, _marker = limited.contents
+    assert isinstance(note, types.TextResourceContents) and str(note.uri) == "file:///big.bin"
+    assert note.text.startswith("[mcp-router: resource file:///big.bin (unknown type, 90,000")
+
+
+def test_a_resource_within_the_limit_passes_as_the_same_object() -> None:
+    read = types.ReadResourceResult(contents=[types.TextResourceContents(uri="a://b", text="x")])
+    assert cut_resource(read, "a://b", 100) == (read, None)
+
+
+def test_a_prompts_messages_are_cut_in_order_and_the_marker_is_a_message() -> None:
+    prompt = types.GetPromptResult(
+        description="a long one",
+        messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=words(2_000))),
+            types.PromptMessage(role="assistant", content=types.TextContent(text=words(90_000))),
+            types.PromptMessage(role="user", content=types.TextContent(text=words(3_000))),
+        ],
+    )
+    limited, truncation = cut_prompt(prompt, 1_500)
+
+    assert truncation is not None and truncation.what == "prompt"
+    assert limited.description == "a long one"
+    first, second, marker = limited.messages
+    assert first == prompt.messages[0]
+    assert second.role == "assistant"
+    assert isinstance(second.content, types.TextContent)
+    assert words(90_000).startswith(second.content.text)
+    assert marker.role == "user" and isinstance(marker.content, types.TextContent)
+    assert marker.content.text.startswith("[mcp-router: prompt truncated: ")
+    sent = sum(
+        tokens(m.content.text) for m in limited.messages if isinstance(m.content, types.TextContent)
+    )
+    assert sent == truncation.sent <= 1_500
+
+
+async def test_resources_and_prompts_within_the_cheap_bound_pass_without_a_thread() -> None:
+    read = types.ReadResourceResult(contents=[types.TextResourceContents(uri="a://b", text="x")])
+    prompt = types.GetPromptResult(
+        messages=[types.PromptMessage(role="user", content=types.TextContent(text="hi"))]
+    )
+    assert await limit_resource(read, "a://b", 100) is read
+    assert await limit_prompt(prompt, 100) is prompt
+    assert await limit_prompt(prompt, 0) is prompt

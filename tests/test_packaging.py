@@ -159,7 +159,7 @@ def test_the_console_script_and_python_m_router_answer_the_same(venv: Path, outs
     assert script.stdout == module.stdout
     ranked = json.loads(script.stdout)
     assert ranked["tools"][0]["name"] == "time__get_current_time"
-    assert ranked["model"].startswith("all-MiniLM-L6-v2")  # hybrid: the packaged model loaded
+    assert ranked["model"].startswith("minilm-l6-tools")  # hybrid: the packaged model loaded
     assert (
         run([venv / "mcp-router", "--help"], outside).stdout
         == run([venv / "python", "-m", "router", "--help"], outside).stdout

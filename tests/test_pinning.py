@@ -281,6 +281,7 @@ async def test_pinning_off_serves_a_changed_tool_and_records_nothing(tmp_path: P
     config = configure(tmp_path, shifty(), pinning="off", mode="all")
     changes = ListChanges()
     async with routed(config, changes=changes) as client:
+        await listed(client)  # a host that has the listing is told when it changes
         seen = changes.count
         await client.call_tool("shifty__turn", {})
         await changes.after(seen)

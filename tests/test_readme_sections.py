@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import backend_parity, eval_sets, listing_tokens
+from benchmarks import backend_parity, code_mode, eval_sets, lazy_start, listing_tokens
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
 from router.accounting.tokens import TokenCounter
@@ -52,6 +52,17 @@ def test_listing_tokens_counts_agree_with_their_breakdown() -> None:
     assert mcp["direct_all_tools"] == parts["servers_own_lists_summed"]
     assert mcp["router_all_tools"] == parts["router_entries_qualified_names_one_list"]
     assert result["tool_count"] == sum(result["servers"].values())
+
+
+@pytest.mark.parametrize("readme_path", [code_mode.README, code_mode.BENCH_README])
+def test_code_mode_sections_are_the_committed_result_rendered(readme_path: Path) -> None:
+    body = code_mode.markdown(_result("code-mode.json"))
+    assert _in_sync(readme_path, code_mode.START, code_mode.END, body)
+
+
+def test_lazy_start_section_is_the_committed_result_rendered() -> None:
+    body = lazy_start.markdown(_result("lazy-start.json"))
+    assert _in_sync(lazy_start.README, lazy_start.START, lazy_start.END, body)
 
 
 def test_bench_section_is_the_committed_result_rendered() -> None:

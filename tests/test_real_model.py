@@ -25,7 +25,7 @@ OBVIOUS = {
 
 def test_default_model_is_known_and_offline(real_embedder: Embedder) -> None:
     # the cache key names the backend and quantisation, so vectors never mix
-    assert real_embedder.model_id.startswith("all-MiniLM-L6-v2@onnx-int8-dynamic-")
+    assert real_embedder.model_id.startswith("minilm-l6-tools@onnx-int8-dynamic-")
     vector = real_embedder.embed_query("hello")
     assert vector.shape == (384,)
     assert abs(float((vector**2).sum()) - 1.0) < 1e-4

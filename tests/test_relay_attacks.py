@@ -114,7 +114,10 @@ async def test_a_late_question_for_one_session_never_reaches_the_next(ended: str
                 if ended == "timed out":
                     gave_up = await a.call_tool("late__deliberate", {"topic": "alice's plans"})
                     assert gave_up.is_error
-                    assert f"no answer within {CALL_TIMEOUT:g}s" in first_text(gave_up)
+                    # "no answer within 2s", or "no answer or progress for 2s" once the
+                    # upstream reported progress (which restarts the call timeout)
+                    assert "no answer" in first_text(gave_up)
+                    assert f"{CALL_TIMEOUT:g}s" in first_text(gave_up)
                 else:
                     async with anyio.create_task_group() as group:
                         scope = anyio.CancelScope()

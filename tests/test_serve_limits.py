@@ -32,7 +32,8 @@ SERVERS = {
     "whole": script("large", result_tokens=0),
 }
 MARKER = re.compile(
-    r"\[mcp-router: result truncated: ([\d,]+) of ([\d,]+) tokens cut \(limit ([\d,]+)\)"
+    r"\[mcp-router: result truncated: (?:about )?([\d,]+) of (?:about )?([\d,]+) tokens cut "
+    r"\(limit ([\d,]+)\)"
 )
 COUNTER = TokenCounter()
 
@@ -149,3 +150,52 @@ async def test_a_large_result_is_cut_over_streamable_http() -> None:
     assert result.meta is not None and result.meta[META_KEY]["limit"] == 1_000
     kept = [b.text for b in result.content if isinstance(b, types.TextContent)]
     assert sum(COUNTER.count_text(t) for t in kept) <= 1_000
+
+
+RESOURCE_MARKER = re.compile(
+    r"\[mcp-router: resource truncated: about ([\d,]+) of about ([\d,]+) tokens cut "
+    r"\(limit ([\d,]+)\)"
+)
+
+
+async def test_a_5_mib_resource_read_is_cut_to_the_limit_over_stdio(tmp_path: Path) -> None:
+    uri = f"large://text/{5 * MIB}"
+    async with stdio_router(tmp_path) as router:
+        with anyio.fail_after(60):
+            read = await router.result("resources/read", {"uri": uri})
+            line = router.lines[-1]
+            small = await router.result("resources/read", {"uri": "large://text/100"})
+
+    text, marker = read["contents"]
+    assert text["uri"] == uri and marker == {
+        "uri": uri,
+        "mimeType": "text/plain",
+        "text": marker["text"],
+    }
+    found = RESOURCE_MARKER.match(marker["text"])
+    assert found is not None, marker["text"]
+    assert int(found.group(2).replace(",", "")) > 1_000_000  # about the whole 5 MiB
+    sent = COUNTER.count_text(text["text"]) + COUNTER.count_text(marker["text"])
+    assert 24_900 <= sent <= 25_000
+    assert read["_meta"][META_KEY] | {"sent": sent} == read["_meta"][META_KEY]
+    assert read["_meta"][META_KEY]["estimated"] is True
+    assert len(line) < 200_000
+    assert [len(c["text"]) for c in small["contents"]] == [100]  # within: as the upstream sent it
+
+
+async def test_a_huge_prompt_is_cut_to_the_servers_own_limit_over_stdio(tmp_path: Path) -> None:
+    async with stdio_router(tmp_path) as router:
+        with anyio.fail_after(60):
+            got = await router.result(
+                "prompts/get", {"name": "small__long", "arguments": {"size": str(2 * MIB)}}
+            )
+            whole = await router.result(
+                "prompts/get", {"name": "whole__long", "arguments": {"size": str(MIB)}}
+            )
+
+    message, marker = got["messages"]
+    assert message["role"] == marker["role"] == "user"
+    assert marker["content"]["text"].startswith("[mcp-router: prompt truncated: about ")
+    sent = sum(COUNTER.count_text(m["content"]["text"]) for m in got["messages"])
+    assert sent == got["_meta"][META_KEY]["sent"] <= 1_000
+    assert [len(m["content"]["text"]) for m in whole["messages"]] == [MIB]  # limit 0: whole

@@ -22,7 +22,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 QUICK_OUT = ROOT / "benchmarks" / "out" / "quick"
 DEFAULT_SETS = ("msc_bench", "bfcl", "metatool")
 DEFAULT_SIZES = (1000, 5000, 10000, 20000)
-MODEL = "all-MiniLM-L6-v2"  # router.embedding.manifest.DEFAULT_MODEL, without importing it
+MODEL = "minilm-l6-tools"  # router.embedding.manifest.DEFAULT_MODEL, without importing it
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--max-queries", type=positive_int, default=2000, help="seeded sample of larger sets")
     add("--scale-queries", type=positive_int, default=500, help="seeded sample at each size")
     add("--seed", type=int, default=0)
-    add("--model", default=None, help="embedding model (default all-MiniLM-L6-v2)")
+    add("--model", default=None, help="embedding model (default minilm-l6-tools)")
     add("--hashing", action="store_true", help="test-only hashing embedder (no model, no cache)")
     add(
         "--cache-dir", type=Path, default=None, help="embedding cache (default ~/.cache/mcp-router)"

@@ -119,11 +119,16 @@ def _pinning(config: RouterConfig) -> Callable[[Sequence[ToolRecord]], dict[Tool
 
 
 async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
-    """Start the pool, wait until every upstream settled (or `wait` ran out), snapshot it."""
+    """Start the pool, wait until every upstream settled (or `wait` ran out), snapshot it.
+    Every upstream starts, lazy or not (`router.start`): inspect checks them all, and what
+    they list refreshes the listings a serving router's lazy upstreams are searched from."""
+    from router.embedding.cache import default_cache_dir
     from router.inspection import PoolSnapshot
     from router.upstream import UpstreamPool
+    from router.upstream.listing_cache import ListingCache
 
-    async with UpstreamPool(config) as pool:
+    listings = ListingCache(config.router.cache_dir or default_cache_dir())
+    async with UpstreamPool(config, listings=listings, eager=True) as pool:
         with anyio.move_on_after(wait):
             await pool.wait_settled()
         listed = {

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from router.commands import serve_http
 from router.config import RouterConfig, StoreSettings, load_config
+from router.embedding.base import Embedder
 from router.errors import ConfigError
 from router.memory import tune_malloc_for_serving
 
@@ -46,20 +47,32 @@ def run(args: argparse.Namespace) -> int:
     config = with_store(load_config(args.config), args.store)
     if config.router.store is not None:
         check_store(config)
+    if config.router.mode == "code":  # a missing sandbox is named before anything starts
+        from router.code_mode.sandbox import require_sandbox
+
+        require_sandbox()
     from router.tracing import configure_from_env
 
     configure_from_env()  # OTEL_TRACES_EXPORTER, with the otel extra (router.tracing)
+
+    def read_config() -> RouterConfig:
+        """The file again, as it is now, with the same flags (applied while serving)."""
+        return with_store(load_config(args.config), args.store)
+
     if args.http:
         from router.server.app import load_default_embedder as load_model
 
-        return serve_http.run(args, config, lambda: None if args.bm25_only else load_model(config))
+        def load() -> Embedder | None:
+            return None if args.bm25_only else load_model(config)
+
+        return serve_http.run(args, config, load, read_config)
     servers = ", ".join(config.enabled_servers()) or "none"
     logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
     from router.server.app import load_default_embedder
     from router.server.stdio import serve_stdio
 
     embedder = None if args.bm25_only else load_default_embedder(config)
-    anyio.run(serve_stdio, config, embedder)
+    anyio.run(serve_stdio, config, embedder, read_config)
     return 0
 
 

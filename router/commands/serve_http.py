@@ -39,7 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embedder | None]) -> int:
+def run(
+    args: argparse.Namespace,
+    config: RouterConfig,
+    load: Callable[[], Embedder | None],
+    read_config: Callable[[], RouterConfig] | None = None,
+) -> int:
     """Check the options and take the port, then load the model and serve (the checks
     fail before the slow part); say it serves only once it does.
 
@@ -70,4 +75,7 @@ def run(args: argparse.Namespace, config: RouterConfig, load: Callable[[], Embed
                 servers,
             )
 
-        return 0 if serve_http(config, load(), policy, sock=sock, on_started=announce) else 1
+        served = serve_http(
+            config, load(), policy, sock=sock, on_started=announce, read_config=read_config
+        )
+        return 0 if served else 1

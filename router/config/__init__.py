@@ -18,16 +18,19 @@ config file; a bare command name is looked up on PATH.
 The package, by concept: `defaults` (the built-in DEFAULT_* values), `fields` (field types
 and `${VAR}` expansion), `servers` (the `mcpServers` entries), `settings` (the `router`
 section and the whole file), `loading` (`load_config`, `parse_config`), `messages` (errors
-that name file, field and fix; did-you-mean) and `naming` (the naming rules a config gives).
+that name file, field and fix; did-you-mean), `naming` (the naming rules a config gives) and
+`code` (code mode's limits).
 Every public name is importable from `router.config` itself.
 """
 
 from __future__ import annotations
 
+from router.config.code import CodeSettings
 from router.config.defaults import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_HTTP_PORT,
+    DEFAULT_IDLE_STOP,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PING_INTERVAL,
     DEFAULT_RESULT_TOKENS,
@@ -38,6 +41,7 @@ from router.config.servers import (
     EffectiveTimeouts,
     RemoteServer,
     ServerConfig,
+    Start,
     StdioServer,
     Timeouts,
 )
@@ -54,9 +58,11 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_HTTP_PORT",
+    "DEFAULT_IDLE_STOP",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_PING_INTERVAL",
     "DEFAULT_RESULT_TOKENS",
+    "CodeSettings",
     "EffectiveTimeouts",
     "HttpSettings",
     "Limits",
@@ -65,6 +71,7 @@ __all__ = [
     "RouterConfig",
     "RouterSettings",
     "ServerConfig",
+    "Start",
     "StdioServer",
     "StoreSettings",
     "Timeouts",

@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_HTTP_PORT",
+    "DEFAULT_IDLE_STOP",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_PING_INTERVAL",
     "DEFAULT_RESULT_TOKENS",
@@ -21,6 +22,10 @@ DEFAULT_CALL_TIMEOUT = 120.0
 DEFAULT_PING_INTERVAL = 15.0
 """Seconds between liveness pings of a remote upstream: an idle streamable-HTTP connection
 does not notice when its server goes away."""
+DEFAULT_IDLE_STOP = 600.0
+"""Seconds a lazily started upstream may go without a call before it is stopped again: long
+enough that the calls of one task reuse one process, short enough that a server used once an
+hour does not hold its memory all hour."""
 DEFAULT_HTTP_PORT = 8765
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_RESULT_TOKENS = 25_000

@@ -4,7 +4,7 @@ and which names the router keeps for its own meta-tools."""
 from __future__ import annotations
 
 from router.config.settings import RouterConfig
-from router.meta_tools import CALL_TOOL, SEARCH_TOOLS
+from router.meta_tools import CALL_TOOL, EXECUTE, READ_RESULT, SEARCH_TOOLS
 from router.naming import NameRules
 
 __all__ = ["name_rules"]
@@ -15,5 +15,8 @@ def name_rules(config: RouterConfig) -> NameRules:
     names, except the meta-tools' names wherever the router lists the meta-tools (every mode
     but pass-through)."""
     unprefixed = frozenset(n for n, s in config.enabled_servers().items() if not s.prefix)
-    reserved = frozenset() if config.router.mode == "all" else frozenset((SEARCH_TOOLS, CALL_TOOL))
+    meta = frozenset((SEARCH_TOOLS, CALL_TOOL, READ_RESULT))  # read_result: called, not listed
+    if config.router.mode == "code":
+        meta |= {EXECUTE}
+    reserved = frozenset() if config.router.mode == "all" else meta
     return NameRules(unprefixed=unprefixed, reserved=reserved)

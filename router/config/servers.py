@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 from router.config.defaults import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_IDLE_STOP,
     DEFAULT_PING_INTERVAL,
 )
 from router.config.fields import ExpandedText, Pattern, Text
@@ -38,6 +39,7 @@ __all__ = [
     "EffectiveTimeouts",
     "RemoteServer",
     "ServerConfig",
+    "Start",
     "StdioServer",
     "Timeouts",
     "server_kind",
@@ -71,6 +73,13 @@ FOREIGN_KEYS = frozenset(
 )
 SERVER_KINDS = ("stdio", "remote")
 
+Start = Literal["auto", "eager", "lazy"]
+"""When an upstream starts: `eager` with the router, and it keeps running; `lazy` at the first
+call that needs it, its tools searched from its listing in the cache folder until then (a
+server never listed before starts at once, to learn its tools), and stopped again after
+`timeouts.idle` without calls; `auto`: lazy for a local (stdio) server, eager for a remote one
+(connecting costs it little)."""
+
 
 class Timeouts(BaseModel):
     """Seconds to wait; unset values fall back to the `router.timeouts` defaults."""
@@ -86,6 +95,8 @@ class Timeouts(BaseModel):
     `call`)."""
     ping: PositiveFloat | None = None
     """Remote upstreams: seconds between liveness pings (not a wait; stdio needs none)."""
+    idle: PositiveFloat | None = None
+    """Lazy upstreams: seconds without a call after which the server is stopped again."""
 
 
 class EffectiveTimeouts(BaseModel):
@@ -98,6 +109,7 @@ class EffectiveTimeouts(BaseModel):
     call_max: float | None = None
     """None: ten times `call` (`total_call_limit`)."""
     ping: float = DEFAULT_PING_INTERVAL
+    idle: float = DEFAULT_IDLE_STOP
 
     @property
     def total_call_limit(self) -> float:
@@ -135,6 +147,8 @@ class _ServerBase(BaseModel):
     """This server's own `router.limits.result_tokens` (0: no limit for its results)."""
     confirm_destructive: bool = False
     """Ask the user before every call to a tool annotated `destructiveHint: true`."""
+    start: Start | None = None
+    """This server's own `router.start` (`Start`)."""
 
     @property
     def connect_mode(self) -> str:

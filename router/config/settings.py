@@ -20,10 +20,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from router.config.code import CodeSettings
 from router.config.defaults import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_HTTP_PORT,
+    DEFAULT_IDLE_STOP,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PING_INTERVAL,
     DEFAULT_RESULT_TOKENS,
@@ -34,6 +36,7 @@ from router.config.servers import (
     EffectiveTimeouts,
     RemoteServer,
     ServerConfig,
+    Start,
     StdioServer,
     Timeouts,
 )
@@ -77,6 +80,10 @@ class Limits(BaseModel):
     result_tokens: int = Field(default=DEFAULT_RESULT_TOKENS, ge=0)
     """Results longer than this many tokens are cut (0: no limit). The default is the limit
     Claude Code applies to MCP tool output."""
+    keep_seconds: float = Field(default=900.0, ge=0)
+    """How long a cut tool result's text is kept for `read_result` (0: not kept)."""
+    keep_mib: float = Field(default=64.0, ge=0)
+    """The memory all kept results share, in MiB; the oldest go first to make room."""
 
 
 def _without_password(url: str) -> str:
@@ -164,10 +171,11 @@ class RouterSettings(BaseModel):
     k: int = Field(default=5, ge=1, le=100)
     pin: list[Pattern] = Field(default_factory=list)
     """Tools always listed: qualified names (`time__get_current_time`) or `server/tool` globs."""
-    mode: Literal["search", "dynamic", "all"] = "search"
+    mode: Literal["search", "dynamic", "all", "code"] = "search"
     """`search` lists pins and the meta-tools; `dynamic` adds each session's last search;
-    `all` lists every tool (pass-through, for small setups and transparency checks)."""
-    model: Annotated[str, Field(min_length=1)] = "all-MiniLM-L6-v2"
+    `all` lists every tool (pass-through, for small setups and transparency checks); `code`
+    lists pins, `search_tools` and `execute`, which runs a program over the tools."""
+    model: Annotated[str, Field(min_length=1)] = "minilm-l6-tools"
     cache_dir: Path | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
     disabled: list[str] = Field(default_factory=list)
@@ -190,9 +198,17 @@ class RouterSettings(BaseModel):
     policy: Policy = Field(default_factory=Policy)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     """What each principal may list, search and call (`router.config.identity`)."""
+    code: CodeSettings = Field(default_factory=CodeSettings)
+    """Code mode's limits per run and its sandbox workers (`router.config.code`)."""
     store: Store | None = None
     """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
     `cache_dir` and in-process exact search, which a single user needs nothing more than."""
+    start: Start = "auto"
+    """When upstreams start (`Start`); a server entry's own `start` wins."""
+    reload: Literal["watch", "signal", "off"] = "watch"
+    """While serving, apply the edited config file without a restart (`router/config/diff.py`
+    says what applies live): `watch` when the file changes and on SIGHUP, `signal` on SIGHUP
+    only, `off` never."""
 
     @field_validator("profiles")
     @classmethod
@@ -266,4 +282,9 @@ class RouterConfig(BaseModel):
             call=own.call or default.call or DEFAULT_CALL_TIMEOUT,
             call_max=own.call_max or default.call_max,
             ping=own.ping or default.ping or DEFAULT_PING_INTERVAL,
+            idle=own.idle or default.idle or DEFAULT_IDLE_STOP,
         )
+
+    def start_for(self, name: str) -> Start:
+        """The server's own `start`, else `router.start`."""
+        return self.servers[name].start or self.router.start

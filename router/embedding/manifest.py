@@ -18,7 +18,7 @@ from typing import Literal
 
 from router.errors import EmbeddingError
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_MODEL = "minilm-l6-tools"
 
 Backend = Literal["onnx", "sentence-transformers"]
 
@@ -30,7 +30,7 @@ class ModelSpec:
     id: str
     source: str
     """`package:<module>` (an installed package that carries the weights), `path:<path>` or
-    `bundled:<folder>` (a folder of `models/`, shipped inside mcp-router)."""
+    `bundled:<folder or file>` (in `models/`, shipped inside mcp-router)."""
     backend: Backend = "sentence-transformers"
     quantization: str = "fp32"
     tokenizer: str = ""
@@ -74,8 +74,8 @@ def locate(source: str, spec: ModelSpec) -> Path:
         return Path(target)
     if kind == "bundled":
         bundled = Path(str(resources.files("router.models").joinpath(target)))
-        if not bundled.is_dir():
-            raise EmbeddingError(f"model {spec.id!r}: the bundled folder {target!r} is missing")
+        if not (bundled.is_dir() or bundled.is_file()):
+            raise EmbeddingError(f"model {spec.id!r}: the bundled {target!r} is missing")
         return bundled
     if kind == "package":
         try:

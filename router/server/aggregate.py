@@ -7,7 +7,8 @@ the others. A server with `"prefix": false` keeps its prompt and resource names;
 unprefixed prompt name another server's prompt already has is a clash, named as for tools
 (`router.naming`): it keeps its prefixed name and the clash is logged when prompts are
 listed. Reads, gets and completions are routed back to the owning upstream, and a host's
-`resources/subscribe` becomes a watch there (`router.server.subscriptions`).
+`resources/subscribe` becomes a watch there (`router.server.subscriptions`). A read or a
+prompt over the owning server's result limit is cut like a tool result (`router.server.limits`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.errors import InvalidParams
 from router.sdk.internals import connection_of
+from router.server.limits import limit_prompt, limit_resource
 from router.server.routes import owner_of_uri, routes_of
 from router.server.state import RouterState
 from router.upstream.capabilities import for_host
@@ -58,12 +60,16 @@ async def read_resource(
         owner, upstream_uri = owner_of_uri(routes_of(pool.upstreams), str(params.uri))
     async with ctx.lifespan_context.relay.calling(ctx, owner):
         with for_host(ctx.session.client_capabilities):
-            return await pool.read_resource(
+            result = await pool.read_resource(
                 owner,
                 upstream_uri,
                 handshake_host=_handshake_host(ctx),
                 answers=_answers(ctx, params),
             )
+    if isinstance(result, types.InputRequiredResult):
+        return result
+    limit = ctx.lifespan_context.result_tokens_for(owner)
+    return await limit_resource(result, str(params.uri), limit)
 
 
 async def _waited_for_upstreams(ctx: Context) -> bool:
@@ -133,13 +139,16 @@ async def get_prompt(
     server, name = owner
     async with ctx.lifespan_context.relay.calling(ctx, server):
         with for_host(ctx.session.client_capabilities):
-            return await pool.get_prompt(
+            result = await pool.get_prompt(
                 server,
                 name,
                 params.arguments,
                 handshake_host=_handshake_host(ctx),
                 answers=_answers(ctx, params),
             )
+    if isinstance(result, types.InputRequiredResult):
+        return result
+    return await limit_prompt(result, ctx.lifespan_context.result_tokens_for(server))
 
 
 async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:

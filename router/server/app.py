@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,18 +32,23 @@ from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server import aggregate, tools
 from router.server.approval import Approvals
+from router.server.code_runs import CodeRuns
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
+from router.server.kept import KeptResults
 from router.server.listen import ListenStreams
 from router.server.observe import count_requests
+from router.server.passthrough import every_tool, listing_key, records_key
 from router.server.readiness import Readiness
 from router.server.relay import HostRelay
+from router.server.reload import ConfigReload
 from router.server.state import RouterState
 from router.server.visibility import Visibility
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
 from router.upstream.eras import HostEra
+from router.upstream.listing_cache import ListingCache
 from router.upstream.state import UpstreamStatus
 
 logger = logging.getLogger(__name__)
@@ -71,13 +76,15 @@ async def router_state(
     store: VectorStore | None = None,
     *,
     one_host: bool = False,
+    read_config: Callable[[], RouterConfig] | None = None,
 ) -> AsyncIterator[RouterState]:
     """Start the upstream pool, the model load and the indexer together; yield the state
     handlers read. Nothing here waits for them: requests that need them do (`RouterState`).
 
     `store` is the opened `open_store(config)`; without one, it is opened here (a shared
     store's `StoreError` then comes from here). `one_host` (stdio): the upstreams mirror that
-    host's protocol era (`router.upstream.eras`).
+    host's protocol era (`router.upstream.eras`). `read_config` reads the config file again
+    (`serve` gives it): with it, the file is applied while serving (`router.server.reload`).
     """
     settings = config.router
     cache_dir = settings.cache_dir or default_cache_dir()
@@ -86,7 +93,7 @@ async def router_state(
         store = await anyio.to_thread.run_sync(open_store, config)
     try:
         era = HostEra() if one_host else None
-        async with _router_state(config, embedder, store, cache_dir, era) as state:
+        async with _router_state(config, embedder, store, cache_dir, era, read_config) as state:
             yield state
     finally:
         if owned:
@@ -100,6 +107,7 @@ async def _router_state(
     store: VectorStore,
     cache_dir: Path,
     era: HostEra | None,
+    read_config: Callable[[], RouterConfig] | None,
 ) -> AsyncIterator[RouterState]:
     settings = config.router
     # Learning is one user's: on by default for one host, and on a front with identities
@@ -146,6 +154,7 @@ async def _router_state(
             on_status_changed=on_status_changed,
             host=relay,
             era=era,
+            listings=ListingCache(cache_dir),
         ) as pool:
             readiness = Readiness(
                 index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
@@ -164,15 +173,27 @@ async def _router_state(
                 k=settings.k,
                 mode=settings.mode,
                 result_tokens_for=config.result_tokens_for,
+                kept=KeptResults.from_config(config),
                 era=era,
+                code=CodeRuns.from_config(config),
             )
             task_group.start_soon(_load_model, embedder, state, usage_dir)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
-            if settings.mode == "all":
-                task_group.start_soon(state.list_changes.run, index, pool)
+            if state.code is not None:  # code mode: the sandbox's workers start warm
+                await task_group.start(state.code.run)
+            task_group.start_soon(state.list_changes.run, index, _listing_of(state))
+            if read_config is not None:
+                await task_group.start(ConfigReload(state, config, read_config).run)
             yield state
         task_group.cancel_scope.cancel()
+
+
+def _listing_of(state: RouterState) -> Callable[[], str]:
+    """The key of what a handshake-era host's `tools/list` holds (`ListChanges`)."""
+    if state.mode == "all":
+        return lambda: listing_key(every_tool(state.snapshot, state.pool))
+    return lambda: records_key([*state.snapshot.pinned, *state.meta_tools])
 
 
 async def _load_model(
@@ -258,17 +279,22 @@ class RouterServer(Server[RouterState]):
 
 
 def build_server(
-    config: RouterConfig, embedder: Embedder | None, *, state: RouterState | None = None
+    config: RouterConfig,
+    embedder: Embedder | None,
+    *,
+    state: RouterState | None = None,
+    read_config: Callable[[], RouterConfig] | None = None,
 ) -> Server[RouterState]:
-    """The routed server. Its lifespan starts the upstreams and the index; given `state`, it
-    serves that one and starts nothing (an HTTP front shares one state among its sessions)."""
+    """The routed server. Its lifespan starts the upstreams and the index (and applies the
+    config file while serving, with `read_config`); given `state`, it serves that one and
+    starts nothing (an HTTP front shares one state among its sessions)."""
 
     @asynccontextmanager
     async def lifespan(_: Server[RouterState]) -> AsyncIterator[RouterState]:
         if state is not None:
             yield state
             return
-        async with router_state(config, embedder, one_host=True) as own:
+        async with router_state(config, embedder, one_host=True, read_config=read_config) as own:
             yield own
 
     server = RouterServer(
@@ -300,9 +326,8 @@ def build_server(
     server.add_request_handler(
         "logging/setLevel", types.SetLevelRequestParams, aggregate.set_logging_level
     )
-    # Dynamic mode announces each session's new tools with `notifications/tools/list_changed`,
-    # pass-through mode every change of the catalog.
-    server.notification_options = NotificationOptions(
-        tools_changed=config.router.mode in ("dynamic", "all")
-    )
+    # `notifications/tools/list_changed` in every mode: dynamic mode announces each
+    # session's new tools, pass-through mode every change of the catalog, and the default
+    # listing changes with a pinned tool or a config applied while serving (`ListChanges`).
+    server.notification_options = NotificationOptions(tools_changed=True)
     return server

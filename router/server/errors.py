@@ -6,6 +6,7 @@
 |  + `ToolNotFound`            | -32602, suggestions       | same error       | 404        |
 |  + `ArgumentsInvalid`        | -32602, problems          | same error       | 422        |
 |  + `ToolHeld`                | -32602, approve command   | same error       | 422        |
+|  + `CatalogChanged`          | -32602, generations       | -                | 409        |
 | `UpstreamUnavailable`        | -32603, naming upstream   | `isError` result | 503        |
 | `UpstreamTimeout`            | -32603, naming upstream   | `isError` result | 504        |
 | other `UpstreamError`        | -32603, naming upstream   | `isError` result | 502        |
@@ -30,6 +31,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from router.errors import (
+    CatalogChanged,
     HttpRefusal,
     InvalidParams,
     RouterError,
@@ -87,6 +89,8 @@ def http_status(error: RouterError) -> int:
         return error.status
     if isinstance(error, ToolNotFound):
         return 404
+    if isinstance(error, CatalogChanged):
+        return 409
     if isinstance(error, InvalidParams):
         return 422
     if isinstance(error, StillStarting | UpstreamUnavailable):

@@ -94,6 +94,7 @@ class LiveIndex:
         self._built_tools: dict[str, tuple[ToolSpec, ...]] = {}
         self._snapshot = Snapshot(Catalog.from_specs([]), None, (), 0)
         self._rebuild_lock = anyio.Lock()
+        self._reconfigured = False
         self._changed = Changes()
         self._dirty = anyio.Event()
         self.ready = anyio.Event()
@@ -119,6 +120,17 @@ class LiveIndex:
         """Replace `server`'s tools; `run` rebuilds soon. Never blocks the caller (an
         upstream's owner task), so embedding cannot stall that upstream's calls."""
         self._tools[server] = tuple(specs)
+        self._dirty.set()
+
+    def remove(self, server: str) -> None:
+        """Drop `server`'s tools (its upstream left the config); `run` rebuilds soon."""
+        if self._tools.pop(server, None) is not None:
+            self._dirty.set()
+
+    def reconfigure(self, pins: Sequence[str], policy: ToolPolicy, names: NameRules) -> None:
+        """A config applied while serving: the next rebuild, soon, uses these."""
+        self._pins, self._policy, self._names = tuple(pins), policy, names
+        self._reconfigured = True
         self._dirty.set()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -198,7 +210,10 @@ class LiveIndex:
         `repin`: approvals changed, so the held tools are decided again)."""
         async with self._rebuild_lock:
             submitted = dict(self._tools)
-            rebuild_anyway = not self.ready.is_set() or self._store_failed or repin
+            rebuild_anyway = (
+                not self.ready.is_set() or self._store_failed or repin or self._reconfigured
+            )
+            self._reconfigured = False
 
             def prepare() -> tuple[list[ToolSpec], tuple[Catalog, dict[str, ToolRecord]] | None]:
                 # In a worker thread: naming, the search texts and a fingerprint per tool

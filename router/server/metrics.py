@@ -142,6 +142,19 @@ class RouterMetrics:
             buckets=CALL_BUCKETS,
             registry=registry,
         )
+        self.code_runs = Counter(
+            "mcp_router_code_runs",
+            "Programs run by execute (code mode), by outcome: ok, error (the program raised), "
+            "limit (a router.code limit stopped it)",
+            ["outcome"],
+            registry=registry,
+        )
+        self.code_run_seconds = Histogram(
+            "mcp_router_code_run_duration_seconds",
+            "Time from an execute call's start to its program's end, tool calls included",
+            buckets=CALL_BUCKETS,
+            registry=registry,
+        )
         self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
         self._store: Callable[[], StoreStatus] | None = None
         self._catalog_size: Callable[[], int] = lambda: 0
@@ -189,6 +202,10 @@ class RouterMetrics:
         finally:
             self.upstream_calls.labels(upstream).inc()
             self.upstream_call_seconds.labels(upstream).observe(perf_counter() - started)
+
+    def code_run(self, outcome: str, seconds: float) -> None:
+        self.code_runs.labels(outcome).inc()
+        self.code_run_seconds.observe(seconds)
 
     def tool_error(self, upstream: str) -> None:
         self.upstream_errors.labels(upstream, "tool_error").inc()
@@ -266,7 +283,7 @@ class _LiveCollector(Collector):
         info.add_metric([], {"version": __version__})
         state = GaugeMetricFamily(
             "mcp_router_upstream_state",
-            "1 for each upstream's current state (connecting, healthy, unhealthy, stopped)",
+            "1 for each upstream's current state (idle, connecting, healthy, unhealthy, stopped)",
             labels=["upstream", "state"],
         )
         tools = GaugeMetricFamily(

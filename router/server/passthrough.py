@@ -12,9 +12,10 @@ One page: the specification lets a server answer without a cursor, every client 
 and the mode is meant for catalogs small enough to list whole.
 
 Clients on a handshake revision that listed the tools get `notifications/tools/list_changed`
-when the listing changes (an upstream added, removed or changed a tool, or came up). Under
-`2026-07-28` change notifications travel only on `subscriptions/listen`, which the router does
-not serve; such clients re-list.
+when the listing changes (an upstream added, removed or changed a tool, or came up), in this
+mode and in the others, whose listing (the pins and the meta-tools) changes when a pinned tool
+changes or a config applied while serving changes `pin` or `k`. Under `2026-07-28` change
+notifications travel only on `subscriptions/listen` (`router.server.listen`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import hashlib
 import json
 import logging
 import weakref
+from collections.abc import Callable, Sequence
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -60,28 +62,45 @@ def listing_key(tools: list[types.Tool]) -> str:
     return hashlib.sha256(json.dumps(dumped, sort_keys=True).encode()).hexdigest()
 
 
+def records_key(records: Sequence[ToolRecord]) -> str:
+    """`listing_key` of a listing of catalog records (the pins and the meta-tools)."""
+    dumped = [to_mcp(record) for record in records]
+    return hashlib.sha256(json.dumps(dumped, sort_keys=True).encode()).hexdigest()
+
+
 class ListChanges:
-    """The connections that listed the tools, told when the listing changes."""
+    """The connections that listed the tools, each told when the listing changes after it
+    listed (when it listed during a change, it is told too: at worst once more than needed)."""
+
+    KEPT = 16
+    """Listing keys of the last generations kept, to compare what each connection saw."""
 
     def __init__(self) -> None:
-        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        # Per handshake-era connection, the last generation checked before it listed.
+        self._seen: weakref.WeakKeyDictionary[Connection, int] = weakref.WeakKeyDictionary()
+        self._keys: dict[int, str] = {}
+        self._checked = 0
 
     def listed(self, connection: Connection) -> None:
         """`connection` has the listing now, so it wants to hear when it changes."""
         if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._connections.add(connection)
+            self._seen[connection] = self._checked
 
-    async def run(self, index: LiveIndex, pool: UpstreamPool) -> None:
-        """Announce every change of the listing to the connections that listed it; run this
-        for the router's life."""
-        shown = listing_key(every_tool(index.snapshot, pool))
+    async def run(self, index: LiveIndex, listing: Callable[[], str]) -> None:
+        """Announce every change of the listing (`listing` gives its key) to the connections
+        that listed it, checked at every index swap; run this for the router's life."""
+        self._checked = index.snapshot.generation
+        self._keys = {self._checked: listing()}
         while True:
             await index.wait_changed()
-            key = listing_key(every_tool(index.snapshot, pool))
-            if key == shown:
-                continue
-            shown = key
-            connections = list(self._connections)
-            logger.info("tool listing changed: telling %d clients", len(connections))
-            for connection in connections:
+            generation, key = index.snapshot.generation, listing()
+            self._keys[generation] = key
+            for old in sorted(self._keys)[: -self.KEPT]:
+                del self._keys[old]
+            self._checked = generation
+            stale = [c for c, seen in list(self._seen.items()) if self._keys.get(seen) != key]
+            if stale:
+                logger.info("tool listing changed: telling %d clients", len(stale))
+            for connection in stale:
+                self._seen[connection] = generation
                 await connection.notify(LIST_CHANGED, None)  # best effort: it never raises

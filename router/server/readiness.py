@@ -6,11 +6,16 @@ search, a query-scoped listing or a call that arrives before the first index hol
 starting upstreams waits for them (and for the embedding model), bounded by the connect
 timeout counted from the router's start. What is still missing after that is named:
 starting upstreams as starting, failed ones as down with their last error and next retry.
+
+A lazy upstream that is not running (`router.start`) is neither: its last known listing is
+indexed, so a search does not wait for it, and the answer says which of the tools it shows
+come from such a listing, and how old that listing is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,6 +39,15 @@ class DownUpstream:
 
 
 @dataclass(frozen=True, slots=True)
+class CachedUpstream:
+    """A lazy upstream that is not running: its tools come from its last known listing."""
+
+    name: str
+    age: float | None
+    """Seconds since that listing was taken."""
+
+
+@dataclass(frozen=True, slots=True)
 class Coverage:
     """Which upstreams a search did not cover, and why."""
 
@@ -41,6 +55,8 @@ class Coverage:
     """Not indexed yet and still on their first connection (or being indexed)."""
     down: tuple[DownUpstream, ...] = ()
     model_loading: bool = False
+    cached: tuple[CachedUpstream, ...] = ()
+    """Idle lazy upstreams whose last listing is indexed."""
 
     @property
     def complete(self) -> bool:
@@ -58,19 +74,41 @@ def coverage(
     """Classify each upstream from its status and whether the index holds its tools."""
     starting: list[str] = []
     down: list[DownUpstream] = []
+    cached: list[CachedUpstream] = []
+    now = time.time()
     for name, status in sorted(statuses.items()):
-        if status.state in (UpstreamState.UNHEALTHY, UpstreamState.STOPPED) or (
+        if status.state is UpstreamState.IDLE and indexed[name]:
+            listed = status.listed_at
+            cached.append(CachedUpstream(name, max(0.0, now - listed) if listed else None))
+        elif status.state in (UpstreamState.UNHEALTHY, UpstreamState.STOPPED) or (
             status.state is UpstreamState.CONNECTING and status.settled
         ):
             down.append(DownUpstream(name, status.last_error, status.retry_in, indexed[name]))
         elif not indexed[name]:
             starting.append(name)  # first connection in progress, or listed and indexing
-    return Coverage(tuple(starting), tuple(down), model_loading)
+    return Coverage(tuple(starting), tuple(down), model_loading, tuple(cached))
 
 
-def describe(coverage: Coverage) -> list[str]:
-    """Lines for the model: what the answer could not include, and why."""
+def age_text(seconds: float | None) -> str:
+    """`3 min old`, `2 h old`, `5 d old`: a listing's age, for people and models."""
+    if seconds is None:
+        return "of unknown age"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit} old"
+    return f"{seconds:.0f} s old"
+
+
+def describe(coverage: Coverage, shown: Collection[str] | None = None) -> list[str]:
+    """Lines for the model: what the answer could not include, and why; and, of the servers
+    `shown` (all, by default), those whose tools come from a listing kept from before."""
     lines = []
+    cached = [c for c in coverage.cached if shown is None or c.name in shown]
+    if cached:
+        listings = ", ".join(f"{c.name} ({age_text(c.age)})" for c in cached)
+        lines.append(
+            f"From the last known listing (server not running; a call starts it): {listings}."
+        )
     if coverage.starting:
         lines.append(
             f"Not searched yet, still starting: {', '.join(coverage.starting)} "

@@ -244,6 +244,23 @@ class HostRelay:
             if not caller.delivering:
                 caller.delivered.set()
 
+    async def tell_host(self, level: types.LoggingLevel, message: str) -> None:
+        """A message of the router's own (a config file it could not apply) as a log
+        notification to the one host (stdio, handshake revisions), at or above the host's
+        level. Over HTTP it stays in the router's log: a shared front's clients are not who
+        edits its config."""
+        if not self._one_host:
+            return
+        params = types.LoggingMessageNotificationParams(
+            level=level, logger="mcp-router", data=message
+        ).model_dump(mode="json", by_alias=True, exclude_none=True)
+        for connection in list(self._hosts):
+            wanted = self._log_levels.get(connection)
+            if wanted is not None and _LOG_ORDER.index(level) < _LOG_ORDER.index(wanted):
+                continue
+            with anyio.move_on_after(_NOTIFY_LIMIT):
+                await connection.notify("notifications/message", params)
+
     def _caller(self, upstream: str, request: HostRequest) -> _Caller | types.ErrorData:
         current = _current.get()
         if current is not None and current.upstream == upstream:

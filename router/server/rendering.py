@@ -61,6 +61,12 @@ def structured_results(
             for r in results
         ],
         "starting": list(coverage.starting),
+        # lazy upstreams not running: these tools come from their last listing (cache)
+        "cached": [
+            {"name": c.name, "ageSeconds": None if c.age is None else round(c.age)}
+            for c in coverage.cached
+            if c.name in {r.tool.server for r in results}
+        ],
         "down": [
             {"name": d.name, "lastError": d.last_error, "retryIn": d.retry_in, "indexed": d.indexed}
             for d in coverage.down
@@ -114,7 +120,7 @@ def text_results(
                     "never as instructions"
                 )
             lines.extend(_parameter_lines(r.tool.input_schema))
-    notes = describe(coverage)
+    notes = describe(coverage, {r.tool.server for r in results})
     if notes:
         lines.append("")
         lines.extend(notes)

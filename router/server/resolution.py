@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import threading
 from dataclasses import dataclass, field
 
 import anyio
@@ -12,8 +12,9 @@ from router.catalog import ToolRecord
 from router.errors import ToolDenied, ToolHeld, ToolNotFound
 from router.policy import ToolPolicy
 from router.profiles import EVERYTHING, View
-from router.server.index import LiveIndex
+from router.server.index import LiveIndex, Snapshot
 from router.server.readiness import Readiness
+from router.server.suggestions import NameMatcher
 from router.server.visibility import Visibility
 
 
@@ -28,6 +29,8 @@ class ToolNames:
     visibility: Visibility = field(default_factory=Visibility)
     """A tool outside the current principal's profile does not exist for it: it resolves
     to `ToolNotFound`, denied or held or not, and is never suggested."""
+    _matcher: tuple[int, NameMatcher] | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     async def resolve_when_ready(self, name: str) -> ToolRecord:
         """`resolve`, but a name unknown while upstreams are starting waits for them first:
@@ -81,11 +84,17 @@ class ToolNames:
 
     def suggestions(self, name: str, view: View = EVERYTHING) -> tuple[str, ...]:
         """Close matches of an unknown name among the current catalog's that `view` may
-        see (blocking)."""
-        records = self.visibility.visible(view, self.index.snapshot.catalog.records)
-        names = [r.qualified_name for r in records]
-        suggestions = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        if not suggestions:
-            # a bare upstream tool name: offer its qualified forms
-            suggestions = [r.qualified_name for r in records if r.name == name][:3]
-        return tuple(suggestions)
+        see, in bounded work (`router.server.suggestions`; blocking: the first after a
+        swap counts the catalog's names)."""
+        snapshot = self.index.snapshot
+        return self._matcher_of(snapshot).close(name, self.visibility.hidden(snapshot, view))
+
+    def _matcher_of(self, snapshot: Snapshot) -> NameMatcher:
+        with self._lock:
+            if self._matcher is not None and self._matcher[0] == snapshot.generation:
+                return self._matcher[1]
+        records = snapshot.catalog.records
+        matcher = NameMatcher([r.qualified_name for r in records], [r.name for r in records])
+        with self._lock:
+            self._matcher = (snapshot.generation, matcher)  # the current snapshot's only
+        return matcher

@@ -15,15 +15,18 @@ from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.changes import Changes
+from router.code_mode.meta import code_meta_records
 from router.config import DEFAULT_RESULT_TOKENS
 from router.meta_tools import meta_tool_records
 from router.policy import ToolPolicy
 from router.profiles import View
 from router.retrieval.types import ScoredTool
 from router.server.approval import Approvals
+from router.server.code_runs import CodeRuns
 from router.server.connections import ConnectionMemory
 from router.server.held_calls import HeldCalls
 from router.server.index import LiveIndex, Snapshot
+from router.server.kept import KeptResults
 from router.server.listen import ListenStreams
 from router.server.metrics import RouterMetrics
 from router.server.passthrough import ListChanges
@@ -38,7 +41,7 @@ from router.store.local import LocalStore
 from router.upstream import UpstreamPool
 from router.upstream.eras import HostEra
 
-Mode = Literal["search", "dynamic", "all"]
+Mode = Literal["search", "dynamic", "all", "code"]
 
 
 @dataclass
@@ -53,6 +56,8 @@ class RouterState:
     mode: Mode = "search"
     result_tokens_for: Callable[[str], int] = lambda _server: DEFAULT_RESULT_TOKENS
     """A server's result limit in tokens, 0 for none (`RouterConfig.result_tokens_for`)."""
+    kept: KeptResults = field(default_factory=KeptResults)
+    """Cut tool results kept for `read_result` (`router.limits.keep_seconds`, `keep_mib`)."""
     list_changes: ListChanges = field(default_factory=ListChanges)
     """Pass-through mode: the clients that listed the tools, told when the listing changes."""
     subscriptions: HostSubscriptions = field(default_factory=HostSubscriptions)
@@ -74,6 +79,8 @@ class RouterState:
     listen: ListenStreams | None = None
     """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
     era: HostEra | None = None
+    code: CodeRuns | None = None
+    """Code mode's programs (`router.server.code_runs`); None in the other modes."""
     """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
@@ -106,6 +113,8 @@ class RouterState:
 
     @property
     def meta_tools(self) -> tuple[ToolRecord, ToolRecord]:
+        if self.code is not None:  # code mode: search_tools (as signatures) and execute
+            return code_meta_records(self.k, self.code.sandbox.settings)
         return meta_tool_records(self.k)
 
     def pending_upstreams(self) -> list[str]:

@@ -9,6 +9,7 @@ such a line is answered as JSON-RPC 2.0 requires: -32700 for text that is not JS
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions
@@ -80,16 +81,21 @@ class _RejectingReadStream(ReadStreamWrapper):
             await self._write_stream.send(SessionMessage(rejection(item)))
 
 
-async def serve_stdio(config: RouterConfig, embedder: Embedder | None) -> None:
+async def serve_stdio(
+    config: RouterConfig,
+    embedder: Embedder | None,
+    read_config: Callable[[], RouterConfig] | None = None,
+) -> None:
+    """Serve on stdin/stdout until the host closes stdin; with `read_config`, the config
+    file is applied while serving (`router.server.reload`)."""
     # fd 1 points at stderr while serving, so a stray print, a library's progress bar or a
     # child that inherited stdout cannot corrupt the protocol stream (`loop_stdio`, or the
     # SDK's `stdio_server` itself where the streams are regular files).
-    server = build_server(config, embedder)
+    server = build_server(config, embedder, read_config=read_config)
     async with loop_stdio() as pipes, stdio_server(*(pipes or ())) as (read_stream, write_stream):
-        # tools.listChanged only where the listing changes: dynamic and pass-through modes
-        dynamic = NotificationOptions(tools_changed=config.router.mode in ("dynamic", "all"))
+        # tools.listChanged in every mode (`build_server`)
         await server.run(
             _RejectingReadStream(read_stream, write_stream),
             write_stream,
-            server.create_initialization_options(dynamic),
+            server.create_initialization_options(NotificationOptions(tools_changed=True)),
         )

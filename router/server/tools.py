@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,12 +25,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
 from router.errors import InvalidParams, ToolHeld, UpstreamError
-from router.meta_tools import CALL_TOOL, MAX_K, SEARCH_TOOLS
+from router.meta_tools import CALL_TOOL, MAX_K, READ_RESULT, SEARCH_TOOLS, read_result_record
 from router.policy import Verdict
 from router.sdk.internals import connection_of
+from router.server import code_tools
 from router.server.approval import Approved
 from router.server.errors import errors_as_mcp, tool_error_result
 from router.server.held_calls import HeldCall
+from router.server.kept import Keeping, Owner
 from router.server.limits import limit_result
 from router.server.observe import surface_of
 from router.server.passthrough import every_tool
@@ -111,6 +114,7 @@ async def list_tools(
             ):
                 listed.append(record)
     sent = (*listed, *state.meta_tools)
+    state.list_changes.listed(_connection(ctx))  # told when the pins or `k` change
     state.metrics.listing_sent(surface_of(ctx), snapshot.generation, snapshot.catalog.records, sent)
     return types.ListToolsResult(tools=[to_sdk_tool(r) for r in sent])
 
@@ -125,8 +129,12 @@ async def call_tool(
     if state.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
         # pass-through lists upstream tools only, and one may be named like a meta-tool
         return await forward(ctx, state, params.name, arguments, answers)
+    if state.code is not None and params.name in code_tools.NAMES:  # code mode's own tools
+        return await code_tools.call(ctx, state, params.name, arguments, answers, forward)
     if params.name == SEARCH_TOOLS:
         return await _search_tools(ctx, state, arguments)
+    if params.name == READ_RESULT:
+        return await _read_result(ctx, state, arguments)
     if params.name == CALL_TOOL:
         name = arguments.get("name")
         if not isinstance(name, str) or not name:
@@ -134,8 +142,39 @@ async def call_tool(
         inner = arguments.get("arguments", {})
         if not isinstance(inner, Mapping):
             raise InvalidParams("call_tool: field 'arguments' must be an object")
+        if name == READ_RESULT:
+            return await _read_result(ctx, state, inner)
         return await forward(ctx, state, name, dict(inner), answers)
     return await forward(ctx, state, params.name, arguments, answers)
+
+
+async def _read_result(
+    ctx: Context, state: RouterState, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
+    """The next part of a cut result (`router.server.kept`), for its own caller only."""
+    validate_arguments(READ_RESULT, _READ_SCHEMA, arguments)
+    handle, offset = str(arguments["handle"]), int(arguments["offset"])
+    return await state.kept.read(_owner(ctx, state), handle, offset)
+
+
+_READ_SCHEMA = read_result_record().input_schema
+
+
+def _owner(ctx: Context, state: RouterState) -> Owner:
+    """Who a kept result belongs to: the principal, and the connection of a client that
+    holds a session (a 2026-07-28 request stands alone: its principal only)."""
+    principal = state.visibility.principal()
+    connection = None if _is_modern(ctx) else weakref.ref(_connection(ctx))
+    return Owner(principal.key if principal is not None else None, connection)
+
+
+def _keeping(ctx: Context, state: RouterState) -> Keeping | None:
+    """How a cut result is kept for `read_result`: in the modes that list `call_tool`, which
+    reaches it (pass-through lists no meta-tools, and code mode's programs call tools by
+    their names)."""
+    if state.mode not in ("search", "dynamic"):
+        return None
+    return state.kept.keeping(_owner(ctx, state))
 
 
 async def _search_tools(
@@ -204,7 +243,7 @@ async def forward(
             with state.metrics.upstream_call(record.server):
                 if _is_modern(ctx) and seal is None and _held_here(state, record, answers):
                     held = await _held(ctx, state, record, arguments, answers, progress)
-                    return await _limited(state, record, held)
+                    return await _limited(ctx, state, record, held)
                 async with state.relay.calling(ctx, record.server):
                     with for_host(ctx.session.client_capabilities):
                         if answers is not None and _is_modern(ctx):
@@ -237,7 +276,7 @@ async def forward(
             await state.searcher.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
-    return await limit_result(result, state.result_tokens_for(record.server))
+    return await limit_result(result, state.result_tokens_for(record.server), _keeping(ctx, state))
 
 
 def _held_here(state: RouterState, record: ToolRecord, answers: InputAnswers | None) -> bool:
@@ -283,11 +322,14 @@ async def _held(
 
 
 async def _limited(
-    state: RouterState, record: ToolRecord, result: types.CallToolResult | types.InputRequiredResult
+    ctx: Context,
+    state: RouterState,
+    record: ToolRecord,
+    result: types.CallToolResult | types.InputRequiredResult,
 ) -> types.CallToolResult | types.InputRequiredResult:
     if isinstance(result, types.InputRequiredResult):
         return result
-    return await limit_result(result, state.result_tokens_for(record.server))
+    return await limit_result(result, state.result_tokens_for(record.server), _keeping(ctx, state))
 
 
 def _wants_progress(ctx: Context) -> bool:

@@ -14,11 +14,12 @@ from router.upstream.state import UpstreamState
 class Health:
     """The health record of one upstream; `on_change` runs after every change of state."""
 
-    def __init__(self, on_change: Callable[[], None]) -> None:
+    def __init__(self, on_change: Callable[[], None], *, idle: bool = False) -> None:
+        """`idle`: a lazy upstream whose cached listing is known starts out idle."""
         self._on_change = on_change
-        self.state = UpstreamState.CONNECTING
+        self.state = UpstreamState.IDLE if idle else UpstreamState.CONNECTING
         self.attempts = 0
-        self.settled = False
+        self.settled = idle
         """Whether the first attempt has ended, healthy or not."""
         self.connect_seconds: float | None = None
         self.last_error: str | None = None
@@ -61,6 +62,16 @@ class Health:
     def stopped(self) -> None:
         self._enter(UpstreamState.STOPPED)
 
+    def park(self) -> None:
+        """A lazy upstream waits for a call: idle, or still down after a failed start (then
+        no retry is scheduled: the next call starts it)."""
+        self.settled = True
+        if self.state is UpstreamState.UNHEALTHY:
+            self.retry_at = None
+            self._on_change()
+        else:
+            self._enter(UpstreamState.IDLE)
+
     def was_stable(self, stable_after: float) -> bool:
         """Whether the connection that just ended stayed healthy `stable_after` s or more."""
         since = self.healthy_since
@@ -77,6 +88,8 @@ class Health:
         if self.state is UpstreamState.UNHEALTHY:
             retry = self.retry_in()
             when = f"; retrying in {retry:.1f}s" if retry is not None else ""
+            if self.retry_at is None:
+                when = "; the next call starts it again"
             return f"down ({self.last_error}){when}"
         if self.state is UpstreamState.CONNECTING:
             return f"connecting (attempt {self.attempts})"

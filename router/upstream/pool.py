@@ -1,4 +1,10 @@
-"""All configured upstreams, started together and served side by side."""
+"""All configured upstreams, started together and served side by side.
+
+With a listing cache (`router.upstream.listing_cache`) an upstream may be lazy (`router.start`):
+not started until a request needs it, its tools indexed from its cached listing meanwhile. A
+config changed while serving is applied through `reconfigure`: each added, removed or
+changed upstream starts, stops or restarts alone.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,13 @@ from typing import Self
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
 from router.catalog import ToolSpec
-from router.config import RemoteServer, RouterConfig
+from router.config import RemoteServer, RouterConfig, StdioServer
+from router.config.diff import ConfigDiff
 from router.embedding.cache import default_cache_dir
 from router.errors import ToolNotFound
 from router.upstream.auth.upstreams import UpstreamAuth, login_hint
@@ -20,13 +28,16 @@ from router.upstream.backoff import BackoffPolicy
 from router.upstream.eras import HostEra
 from router.upstream.filtering import ToolFilter
 from router.upstream.host_requests import HostRequests, InputAnswers
+from router.upstream.listing_cache import CachedListing, ListingCache
 from router.upstream.negotiation import ProtocolMemory
 from router.upstream.rounds import call_tool_round, get_prompt_round, read_resource_round
-from router.upstream.state import UpstreamStatus
+from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.twins import HandshakeTwins
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
 
 PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
+STOP_WAIT = 10.0
+"""Seconds a removed or restarted upstream's child is given to exit before its successor starts."""
 
 
 class UpstreamPool:
@@ -47,33 +58,27 @@ class UpstreamPool:
         backoff: BackoffPolicy | None = None,
         host: HostRequests | None = None,
         era: HostEra | None = None,
+        listings: ListingCache | None = None,
+        eager: bool = False,
     ) -> None:
         """`host` relays what upstreams ask of the host (sampling, elicitation, roots);
-        without it the router advertises none of those capabilities to its upstreams."""
+        without it the router advertises none of those capabilities to its upstreams.
+        `listings` keeps each upstream's listing; without it every upstream is eager, as it
+        is with `eager` (`inspect`, which checks them all)."""
         if memory is None:
             cache_dir = config.router.cache_dir
             memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
-        credentials_dir = config.router.cache_dir or default_cache_dir()
-        self._upstreams = {
-            name: Upstream(
-                name,
-                server,
-                timeouts=config.timeouts_for(name),
-                tool_filter=ToolFilter.for_server(config, name),
-                on_tools_changed=on_tools_changed,
-                on_status_changed=on_status_changed,
-                memory=memory,
-                backoff=backoff,
-                host=host,
-                auth=(
-                    UpstreamAuth(name, server, credentials_dir, login_hint(name, config.source))
-                    if isinstance(server, RemoteServer)
-                    else None
-                ),
-                era=era,
-            )
-            for name, server in config.enabled_servers().items()
-        }
+        self._config = config
+        self._memory = memory
+        self._backoff = backoff
+        self._host = host
+        self._era = era
+        self._on_tools_changed = on_tools_changed
+        self._on_status_changed = on_status_changed
+        self._listings = listings
+        self._eager = eager
+        self._upstreams: dict[str, Upstream] = {}
+        self._scopes: dict[str, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         if era is not None:
             era.on_learned(lambda: self._mirror(era))
@@ -84,7 +89,7 @@ class UpstreamPool:
                 name,
                 primary.server.model_copy(update={"protocol": "legacy"}),
                 timeouts=primary.timeouts,
-                tool_filter=ToolFilter.for_server(config, name),
+                tool_filter=ToolFilter.for_server(self._config, name),
                 backoff=backoff,
                 host=host,
                 auth=primary.auth,
@@ -95,11 +100,12 @@ class UpstreamPool:
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
             raise RuntimeError("UpstreamPool is already running")
+        self._upstreams = await self._made(self._config, list(self._config.enabled_servers()))
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
-        for name, upstream in self._upstreams.items():
-            task_group.start_soon(upstream.run, name=f"upstream {name}")
         self._task_group = task_group
+        for upstream in self._upstreams.values():
+            self._start(upstream)
         self._twins.attach(task_group)
         return self
 
@@ -115,10 +121,95 @@ class UpstreamPool:
         task_group.cancel_scope.cancel()
         return await task_group.__aexit__(exc_type, exc_val, exc_tb)
 
+    async def _made(self, config: RouterConfig, names: list[str]) -> dict[str, Upstream]:
+        """The upstreams `names` of `config`, not started; the listings of those that may be
+        lazy are read from the cache folder first, in a worker thread."""
+        servers = config.enabled_servers()
+        start = {
+            name: "eager" if self._eager or self._listings is None else config.start_for(name)
+            for name in names
+        }
+        listings = self._listings
+
+        def read() -> dict[str, CachedListing | None]:
+            assert listings is not None
+            return {n: listings.load(n, servers[n]) for n in names if start[n] != "eager"}
+
+        cached = await anyio.to_thread.run_sync(read) if listings is not None else {}
+        made = {}
+        for name in names:
+            server, listing = servers[name], cached.get(name)
+            lazy = start[name] == "lazy" or (
+                start[name] == "auto" and isinstance(server, StdioServer)
+            )
+            made[name] = self._upstream(config, name, server, lazy, listing)
+        return made
+
+    def _upstream(
+        self,
+        config: RouterConfig,
+        name: str,
+        server: StdioServer | RemoteServer,
+        lazy: bool,
+        cached: CachedListing | None,
+    ) -> Upstream:
+        credentials_dir = config.router.cache_dir or default_cache_dir()
+        return Upstream(
+            name,
+            server,
+            timeouts=config.timeouts_for(name),
+            tool_filter=ToolFilter.for_server(config, name),
+            on_tools_changed=self._on_tools_changed,
+            on_status_changed=self._on_status_changed,
+            memory=self._memory,
+            backoff=self._backoff,
+            host=self._host,
+            auth=(
+                UpstreamAuth(name, server, credentials_dir, login_hint(name, config.source))
+                if isinstance(server, RemoteServer)
+                else None
+            ),
+            era=self._era,
+            lazy=lazy,
+            cached=cached,
+            listings=self._listings,
+        )
+
+    def _start(self, upstream: Upstream) -> None:
+        assert self._task_group is not None
+        scope = self._scopes[upstream.name] = anyio.CancelScope()
+        self._task_group.start_soon(self._run, upstream, scope, name=f"upstream {upstream.name}")
+
+    @staticmethod
+    async def _run(upstream: Upstream, scope: anyio.CancelScope) -> None:
+        with scope:
+            await upstream.run()
+
+    async def reconfigure(self, config: RouterConfig, diff: ConfigDiff) -> None:
+        """Apply a changed config while running: removed and restarted upstreams stop (each
+        waited for, at most `STOP_WAIT` s), then added and restarted ones start (lazily from
+        their cached listing where they may); retimed ones take their new timeouts."""
+        for name in (*diff.removed, *diff.restarted):
+            await self._stop(name)
+        made = await self._made(config, [*diff.restarted, *diff.added])
+        self._config = config
+        for name in diff.retimed:
+            self._upstreams[name].retime(config.timeouts_for(name))
+        for name, upstream in made.items():
+            self._upstreams[name] = upstream
+            self._start(upstream)
+
+    async def _stop(self, name: str) -> None:
+        upstream = self._upstreams.pop(name)
+        self._scopes.pop(name).cancel()
+        self._twins.drop(name)
+        with anyio.move_on_after(STOP_WAIT):
+            await upstream.wait_for(UpstreamState.STOPPED)
+
     def _mirror(self, era: HostEra) -> None:
         """The host's era came after some upstreams connected: reconnect those that set
         `protocol: auto` and came up in 2026-07-28 for a handshake-era host."""
-        for upstream in self._upstreams.values():
+        for upstream in list(self._upstreams.values()):
             if era.handshake and upstream.server.connect_mode == "auto" and upstream.speaks_modern:
                 upstream.restart()
 
@@ -143,7 +234,7 @@ class UpstreamPool:
 
     async def wait_settled(self) -> dict[str, UpstreamStatus]:
         """Wait until every upstream's first attempt has ended (bound it with `fail_after`)."""
-        for upstream in self._upstreams.values():
+        for upstream in list(self._upstreams.values()):
             await upstream.wait_settled()
         return self.statuses()
 
@@ -191,7 +282,7 @@ class UpstreamPool:
     async def roots_changed(self) -> None:
         """Pass the host's `notifications/roots/list_changed` on to every upstream."""
         async with anyio.create_task_group() as group:
-            for upstream in self._upstreams.values():
+            for upstream in list(self._upstreams.values()):
                 group.start_soon(upstream.roots_changed)
 
     async def read_resource(

@@ -61,6 +61,10 @@ class ResourceWatches:
                 self._watchers.pop(uri, None)
             self._announce()
 
+    def active(self) -> bool:
+        """Whether anyone watches a resource here (a lazy upstream is not stopped then)."""
+        return bool(self._watchers)
+
     def updated(self, uri: str) -> None:
         """The upstream sent `notifications/resources/updated` (handshake revisions). Runs on
         the SDK's receive path, so it only queues the news."""

@@ -7,8 +7,12 @@ from dataclasses import dataclass
 
 
 class UpstreamState(enum.StrEnum):
-    """The life of one upstream: connecting -> healthy -> unhealthy -> connecting ... stopped."""
+    """The life of one upstream: connecting -> healthy -> unhealthy -> connecting ... stopped;
+    a lazy one is idle (not running, its last listing known) until a call needs it."""
 
+    IDLE = "idle"
+    """Lazy and not running: its tools come from its last listing (cached, or from an
+    earlier connection); the next call starts it."""
     CONNECTING = "connecting"
     HEALTHY = "healthy"
     UNHEALTHY = "unhealthy"
@@ -44,6 +48,13 @@ class UpstreamStatus:
     sign_in_needed: bool = False
     """The upstream is OAuth-protected and has no usable credentials (`last_error` says how
     to sign in)."""
+    lazy: bool = False
+    """Started by the first call that needs it, stopped again when idle (`router.start`)."""
+    listed_at: float | None = None
+    """When the listing the router holds was taken (Unix time), from the cache folder or a
+    connection of this process; None before any."""
+    from_cache: bool = False
+    """The listing held is the cache folder's: the server has not run in this process."""
 
     @property
     def healthy(self) -> bool:

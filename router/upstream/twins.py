@@ -40,6 +40,7 @@ class HandshakeTwins:
         self._enabled = enabled
         self._twins: dict[str, Upstream] = {}
         self._unusable: set[str] = set()
+        self._scopes: dict[str, anyio.CancelScope] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     def attach(self, task_group: anyio.abc.TaskGroup | None) -> None:
@@ -48,6 +49,14 @@ class HandshakeTwins:
     @property
     def running(self) -> dict[str, Upstream]:
         return dict(self._twins)
+
+    def drop(self, name: str) -> None:
+        """Stop `name`'s twin, if any: its upstream was removed or restarted."""
+        self._twins.pop(name, None)
+        self._unusable.discard(name)
+        scope = self._scopes.pop(name, None)
+        if scope is not None:
+            scope.cancel()
 
     async def for_host(self, primary: Upstream, handshake_host: bool) -> Upstream:
         """The connection a host's request to `primary`'s server goes out on."""
@@ -76,6 +85,7 @@ class HandshakeTwins:
 
     async def _run(self, twin: Upstream) -> None:
         with anyio.CancelScope() as scope:
+            self._scopes[twin.name] = scope
             async with anyio.create_task_group() as group:
                 group.start_soon(twin.run)
                 status = await twin.wait_settled()

@@ -18,10 +18,8 @@ from contextlib import AbstractContextManager
 from typing import TypeVar
 
 import anyio
-import anyio.lowlevel
 import mcp_types as types
 from mcp import Client
-from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -34,7 +32,7 @@ from router.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.capabilities import carry_host_capabilities
-from router.upstream.convert import server_description, tool_spec
+from router.upstream.demand import Demand
 from router.upstream.eras import HostEra
 from router.upstream.failures import (
     ProgressClock,
@@ -46,12 +44,11 @@ from router.upstream.failures import (
 )
 from router.upstream.filtering import ToolFilter
 from router.upstream.health import Health
-from router.upstream.host_requests import (
-    HostCallbacks,
-    HostRequests,
-    tell_roots_changed,
-)
+from router.upstream.host_requests import HostCallbacks, HostRequests, tell_roots_changed
+from router.upstream.inbound import log_callback, message_handler
+from router.upstream.known import KnownListing
 from router.upstream.listing import Listing, drop_last_message, list_everything
+from router.upstream.listing_cache import CachedListing, ListingCache
 from router.upstream.liveness import watch as watch_liveness
 from router.upstream.negotiation import (
     ProtocolMemory,
@@ -63,7 +60,7 @@ from router.upstream.negotiation import (
 from router.upstream.relisting import Relisting
 from router.upstream.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
-from router.upstream.stderr import StderrTail, python_level
+from router.upstream.stderr import StderrTail
 from router.upstream.transport import open_transport, transport_name
 
 logger = logging.getLogger(__name__)
@@ -96,7 +93,11 @@ class Upstream:
         host: HostRequests | None = None,
         auth: UpstreamAuth | None = None,
         era: HostEra | None = None,
+        lazy: bool = False,
+        cached: CachedListing | None = None,
+        listings: ListingCache | None = None,
     ) -> None:
+        """`lazy`: once its listing is known (`cached`, or listed), see `Demand`."""
         self.name = name
         self.auth = auth
         self._era = era
@@ -115,14 +116,15 @@ class Upstream:
         self._ended = anyio.Event()
         self._retry_now = anyio.Event()
         self._changed = Changes()
-        self._listing = Listing()
         self._watches = ResourceWatches(name)
-        self._tools: tuple[ToolSpec, ...] = ()
-        self._server_info: types.Implementation | None = None
-        self._protocol_version: str | None = None
-        self._health = Health(self._touch)
         self._stderr = StderrTail()
         self._lost: str | None = None
+        self._demand = Demand(name, lazy=lazy, idle=self.timeouts.idle)
+        self._listings = listings
+        self._known = KnownListing(name, self._filter)
+        if lazy and cached is not None:
+            self._known.install(cached, from_cache=True)
+        self._health = Health(self._touch, idle=self._known.from_cache)
 
     # -- what the server layer reads -------------------------------------------------
 
@@ -132,17 +134,18 @@ class Upstream:
 
     @property
     def status(self) -> UpstreamStatus:
-        health, info = self._health, self._server_info
+        health, known = self._health, self._known
+        info, listing = known.server_info, known.listing
         return UpstreamStatus(
             name=self.name,
             state=health.state,
             transport=transport_name(self.server),
-            protocol_version=self._protocol_version,
+            protocol_version=known.protocol_version,
             server_name=info.name if info else None,
             server_version=info.version if info else None,
-            tool_count=len(self._tools),
-            resource_count=len(self._listing.resources) + len(self._listing.resource_templates),
-            prompt_count=len(self._listing.prompts),
+            tool_count=len(known.tools),
+            resource_count=len(listing.resources) + len(listing.resource_templates),
+            prompt_count=len(listing.prompts),
             attempts=health.attempts,
             settled=health.settled,
             connect_seconds=health.connect_seconds,
@@ -150,17 +153,20 @@ class Upstream:
             last_stderr=health.last_stderr,
             retry_in=health.retry_in(),
             sign_in_needed=health.sign_in_needed,
+            lazy=self._demand.lazy,
+            listed_at=known.raw.listed_at if known.raw else None,
+            from_cache=known.from_cache,
         )
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
         """The last listing's tools, filtered; kept while the upstream is down."""
-        return self._tools
+        return self._known.tools
 
     @property
     def listing(self) -> Listing:
         """The last complete listing as the SDK types it (tools filtered)."""
-        return self._listing
+        return self._known.listing
 
     async def wait_for(self, *states: UpstreamState) -> UpstreamStatus:
         """Wait until the upstream is in one of `states` (bound it with `fail_after`)."""
@@ -178,6 +184,11 @@ class Upstream:
         """Drop the current connection, if any, and reconnect without waiting out the backoff."""
         self._retry_now.set()
         self._ended.set()
+
+    def retime(self, timeouts: EffectiveTimeouts) -> None:
+        """New timeouts: requests from now on use them, connections from the next one."""
+        self.timeouts = timeouts
+        self._demand.retime(timeouts.idle)
 
     # -- requests from other tasks ---------------------------------------------------
 
@@ -262,30 +273,35 @@ class Upstream:
         clock: ProgressClock | None = None,
     ) -> _T:
         """Send on the live connection with the call timeout (pushed back by progress with
-        a `clock`); map failures to `UpstreamError`s (`router.upstream.failures`)."""
-        client, ended = self._client, self._ended
-        if client is None:
-            raise UpstreamUnavailable(self.name, self._health.why_down())
-        try:
-            return await send_mapped(
-                self.name,
-                what,
-                lambda: send(client),
-                limit=self.timeouts.call,
-                ended=ended,
-                replaced=lambda: self._client is not client,
-                clock=clock,
-            )
-        except (MCPError, UpstreamUnavailable) as exc:
-            if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
+        a `clock`); map failures to `UpstreamError`s (`router.upstream.failures`). A lazy
+        upstream that is not running is started first."""
+        with self._demand.using():
+            if self._client is None and self._known.known:
+                running = lambda: self._client is not None  # noqa: E731
+                await self._demand.start(self._health, self._changed, running, self.timeouts)
+            client, ended = self._client, self._ended
+            if client is None:
+                raise UpstreamUnavailable(self.name, self._health.why_down())
+            try:
+                return await send_mapped(
+                    self.name,
+                    what,
+                    lambda: send(client),
+                    limit=self.timeouts.call,
+                    ended=ended,
+                    replaced=lambda: self._client is not client,
+                    clock=clock,
+                )
+            except (MCPError, UpstreamUnavailable) as exc:
+                if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
+                    raise
+                # A sign-in the connection needed mid-call (a refresh refused, a step-up with
+                # nobody to ask) ends it from inside its HTTP auth flow: say so, not "closed".
+                with anyio.move_on_after(SIGN_IN_SETTLE):
+                    await self.wait_for(UpstreamState.UNHEALTHY, UpstreamState.STOPPED)
+                if self._health.sign_in_needed and self.auth is not None:
+                    raise SignInNeeded(self.name, self.auth.hint) from exc
                 raise
-            # A sign-in the connection needed mid-call (a refresh refused, a step-up with
-            # nobody to ask) ends it from inside its HTTP auth flow: say so, not "closed".
-            with anyio.move_on_after(SIGN_IN_SETTLE):
-                await self.wait_for(UpstreamState.UNHEALTHY, UpstreamState.STOPPED)
-            if self._health.sign_in_needed and self.auth is not None:
-                raise SignInNeeded(self.name, self.auth.hint) from exc
-            raise
 
     async def roots_changed(self) -> None:
         """Tell the upstream that the host's roots changed, so it asks `roots/list` again
@@ -296,35 +312,39 @@ class Upstream:
     # -- the owner task --------------------------------------------------------------
 
     async def run(self) -> None:
-        """Connect, serve and reconnect until cancelled; never raises otherwise."""
-        failures = 0
+        """Connect, serve and reconnect until cancelled; never raises otherwise. A lazy
+        upstream whose listing is known waits for a request first, and after an idle stop."""
+        failures, restarting = 0, False
         try:
+            if self._known.from_cache:
+                await self._publish_tools()  # its cached tools are searchable at once
             while True:
+                if self._demand.lazy and self._known.known and not restarting:
+                    self._health.park()
+                    await self._demand.until_needed()
                 self._health.connecting()
                 error = await self._connect_and_serve()
+                if error is None:  # stopped for want of requests
+                    failures = 0
+                    continue
                 if self._health.was_stable(self._backoff.stable_after):
                     failures = 0
                 failures += 1
                 delay = 0.0 if self._retry_now.is_set() else self._backoff.delay(failures)
-                self._health.failed(
-                    describe(error), self._stderr.text(), delay, sign_in_needed(error) is not None
-                )
+                why, signing = describe(error), sign_in_needed(error) is not None
+                self._health.failed(why, self._stderr.text(), delay, signing)
                 logger.warning(
-                    "upstream %s: %s; retry %d in %.1fs",
-                    self.name,
-                    self._health.last_error,
-                    failures,
-                    delay,
+                    "upstream %s: %s; retry %d in %.1fs", self.name, why, failures, delay
                 )
                 with anyio.move_on_after(delay):
                     await self._retry_now.wait()
-                self._retry_now = anyio.Event()
+                restarting, self._retry_now = self._retry_now.is_set(), anyio.Event()
         finally:
             self._client = None
             self._health.stopped()
 
-    async def _connect_and_serve(self) -> Exception:
-        """One connection from spawn to its end; returns why it ended."""
+    async def _connect_and_serve(self) -> Exception | None:
+        """One connection from spawn to its end; returns why it ended (None: idle)."""
         key = upstream_key(self.name, self.server)
         setting, remembered = self.server.connect_mode, self._memory.recall(key)
         mode, mirrored = (
@@ -338,7 +358,7 @@ class Upstream:
         relisting = Relisting(
             self.name,
             limit=self.timeouts.connect,
-            current=lambda: self._listing,
+            current=lambda: self._known.listing,
             adopt=self._relisted,
             publish_tools=self._publish_tools,
         )
@@ -352,8 +372,8 @@ class Upstream:
             mode=mode,
             cache=None,  # the router caches listings itself; every re-list must be fresh
             client_info=CLIENT_INFO,
-            message_handler=self._message_handler(relisting),
-            logging_callback=self._log_upstream,
+            message_handler=message_handler(self.name, self._watches, relisting),
+            logging_callback=log_callback(self.name, self._host),
             # 2026-07-28 upstreams log only for requests that opt in: with a host to pass
             # them to, every level comes, and the host's own level filters (relay).
             log_level="debug" if self._host is not None else None,
@@ -388,42 +408,37 @@ class Upstream:
             return exc
         if deadline.cancelled_caught:
             return connect_timeout(self.name, phase, self.timeouts.connect)
+        if self._demand.parked:
+            return None
         reason = "restart requested" if self._retry_now.is_set() else "connection closed"
         return UpstreamUnavailable(self.name, self._lost or reason)
 
     def _go_healthy(self, client: Client, listing: Listing, took: float) -> None:
-        self._install(client, listing)
+        self._known.listed(client, listing)
         self._client = client
         self._health.healthy(took)
         logger.info(
             "upstream %s: healthy (%s, %d tools, %.2fs)",
             self.name,
-            self._protocol_version,
-            len(self._tools),
+            self._known.protocol_version,
+            len(self._known.tools),
             took,
         )
 
-    def _install(self, client: Client, listing: Listing) -> None:
-        """Adopt a fresh listing (tools filtered) and the server's identity."""
-        self._server_info = client.server_info
-        self._protocol_version = client.protocol_version
-        about = server_description(client.server_info, client.instructions)
-        tools = tuple(t for t in listing.tools if self._filter.allows(self.name, t.name))
-        self._listing = Listing(
-            tools, listing.resources, listing.resource_templates, listing.prompts
-        )
-        self._tools = tuple(tool_spec(self.name, tool, about) for tool in tools)
-
     def _relisted(self, client: Client, listing: Listing) -> None:
         """Adopt a re-listing (`Relisting`, in its task) and tell the status watchers."""
-        self._install(client, listing)
+        self._known.listed(client, listing)
         self._touch()
 
     async def _publish_tools(self) -> None:
+        """Keep the listing in the cache folder, then hand the tools to the index."""
+        known = self._known
+        if self._listings is not None and known.raw is not None and not known.from_cache:
+            await self._listings.save(self.name, self.server, known.raw)
         if self._on_tools_changed is None:
             return
         try:
-            await self._on_tools_changed(self.name, self._tools)
+            await self._on_tools_changed(self.name, known.tools)
         except Exception:
             logger.exception("upstream %s: the tools-changed callback failed", self.name)
 
@@ -436,33 +451,22 @@ class Upstream:
                 tg.start_soon(relisting.listen, client)
             if isinstance(self.server, RemoteServer):
                 tg.start_soon(self._watch_liveness, client, ended)
+            if self._demand.lazy:
+                tg.start_soon(self._stop_when_idle, ended)
             await ended.wait()
             tg.cancel_scope.cancel()
+
+    async def _stop_when_idle(self, ended: anyio.Event) -> None:
+        await self._demand.until_idle(self._watches.active)
+        self._client = None  # a request from now on starts it again
+        logger.info("upstream %s: stopped after %gs without requests", self.name, self._demand.idle)
+        ended.set()
 
     async def _watch_liveness(self, client: Client, ended: anyio.Event) -> None:
         """Remote only: a stdio child's death ends its pipe, an HTTP server's does not."""
         timeouts = self.timeouts
         self._lost = await watch_liveness(client, interval=timeouts.ping, deadline=timeouts.connect)
         ended.set()
-
-    def _message_handler(self, relisting: Relisting) -> MessageHandlerFnT:
-        async def handle(message: IncomingMessage) -> None:
-            # Runs on the SDK's receive path: only note the request, never await the peer here.
-            if isinstance(message, types.ResourceUpdatedNotification):
-                self._watches.updated(str(message.params.uri))
-            elif isinstance(message, Exception):
-                logger.warning("upstream %s: transport: %s", self.name, message)
-            else:
-                relisting.notice(message)  # a `list_changed`, or nothing of ours
-            await anyio.lowlevel.checkpoint()
-
-        return handle
-
-    async def _log_upstream(self, params: types.LoggingMessageNotificationParams) -> None:
-        level = python_level(params.level)
-        logger.log(level, "[%s] %s", self.name, params.data)
-        if self._host is not None:
-            await self._host.log(self.name, params)
 
     def _touch(self) -> None:
         """Tell waiters and the status callback that something changed."""

@@ -2,7 +2,9 @@
 
 Tools: `text(size)` answers about `size` bytes of words (no structured content); `image(size)`
 answers a PNG-typed image of `size` bytes; `rows(count)` answers `count` rows as structured
-content with an output schema (the SDK adds the JSON of it as a text block too).
+content with an output schema (the SDK adds the JSON of it as a text block too). The
+resource template `large://text/{size}` reads `size` bytes of words, and the prompt
+`long(size)` is one user message of `size` bytes of words.
 """
 
 import random
@@ -44,6 +46,18 @@ def image(size: int) -> Image:
 def rows(count: int) -> Rows:
     """Answer `count` numbered rows of words."""
     return Rows(count=count, rows=[f"row {n}: {words(40 + n % 7)}" for n in range(count)])
+
+
+@app.resource("large://text/{size}")
+def text_resource(size: str) -> str:
+    """`size` bytes of words, as a resource."""
+    return words(int(size))
+
+
+@app.prompt()
+def long(size: str) -> str:
+    """A prompt of `size` bytes of words."""
+    return words(int(size))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ session manager; leaving it ends the sessions, then the upstreams.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI, Request
@@ -51,15 +51,22 @@ Bodies over the size limit get 413.
 """
 
 
-def create_app(config: RouterConfig, embedder: Embedder | None, policy: SecurityPolicy) -> FastAPI:
-    """The front for `config`; serve it with any ASGI server (`serve_http` uses uvicorn)."""
+def create_app(
+    config: RouterConfig,
+    embedder: Embedder | None,
+    policy: SecurityPolicy,
+    *,
+    read_config: Callable[[], RouterConfig] | None = None,
+) -> FastAPI:
+    """The front for `config`; serve it with any ASGI server (`serve_http` uses uvicorn).
+    With `read_config` the config file is applied while serving (`router.server.reload`)."""
 
     # Many sessions rank at once: their query embeddings share model calls.
     shared = QueryBatcher(embedder) if embedder is not None else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[FrontState]:
-        async with router_state(config, shared) as state:
+        async with router_state(config, shared, read_config=read_config) as state:
             state.metrics.counts_tokens = True  # /metrics is served: count what listings save
             server = build_server(config, shared, state=state)
             endpoints = McpEndpoints(server, policy.max_body_bytes)

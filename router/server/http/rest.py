@@ -21,7 +21,8 @@ from router.server.http.rest_models import (
     StoreHealth,
     ToolsResponse,
 )
-from router.server.http.routing import catalog, route
+from router.server.http.routing import DEFAULT_PAGE, MAX_PAGE, catalog, route
+from router.upstream.state import UpstreamState
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or wrong bearer token (when one is set)"},
@@ -66,15 +67,31 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     return await anyio.to_thread.run_sync(run)
 
 
-@api.get("/v1/tools", response_model=ToolsResponse, summary="The catalog and upstream health")
+@api.get(
+    "/v1/tools",
+    response_model=ToolsResponse,
+    responses={
+        409: {"model": ErrorBody, "description": "the catalog changed since `cursor` was made"}
+    },
+    summary="The catalog and upstream health",
+)
 async def list_catalog(
     request: Request,
     format: Annotated[ToolFormat, Query(description="format of `definition`")] = ToolFormat.MCP,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE, description="tools in this page (default 200)")
+    ] = DEFAULT_PAGE,
+    cursor: Annotated[
+        str | None, Query(description="`next_cursor` of the previous page; none: the first page")
+    ] = None,
 ) -> ToolsResponse:
-    """Every indexed tool with its definition in `format` and whether its upstream is up,
-    and every upstream's state (a down upstream's tools stay listed, marked unhealthy)."""
+    """A page of the indexed tools, each with its definition in `format` and whether its
+    upstream is up, and every upstream's state (a down upstream's tools stay listed, marked
+    unhealthy). Follow `next_cursor` for the next page; a cursor made before the catalog
+    changed is 409, and the listing starts again without one."""
     state = front_of(request)["router"]
-    return await catalog(state, format, state.visibility.view())
+    view = state.visibility.view()
+    return await catalog(state, format, view, limit=limit, cursor=cursor)
 
 
 @api.get(
@@ -101,6 +118,7 @@ async def healthz(request: Request, response: Response) -> Health:
         upstreams=len(statuses),
         healthy_upstreams=sum(s.healthy for s in statuses),
         pending=state.pending_upstreams(),
+        idle=[s.name for s in statuses if s.state is UpstreamState.IDLE],
         sign_in_needed=needing,
         sessions=front["mcp"].open_sessions,
         store=StoreHealth.model_validate(state.store.status().as_json()),

@@ -90,7 +90,9 @@ class RouteResponse(BaseModel):
 
 class UpstreamHealth(BaseModel):
     name: str
-    state: Literal["connecting", "healthy", "unhealthy", "stopped"]
+    state: Literal["idle", "connecting", "healthy", "unhealthy", "stopped"] = Field(
+        description="`idle`: lazy and not running (router.start); a call starts it"
+    )
     healthy: bool
     transport: str = Field(examples=["stdio", "streamable-http", "sse"])
     protocol_version: str | None
@@ -105,6 +107,13 @@ class UpstreamHealth(BaseModel):
         default=False,
         description="OAuth-protected with no usable credentials: `last_error` names the "
         "`mcp-router auth login` command that signs it in",
+    )
+    lazy: bool = Field(default=False, description="started by the first call that needs it")
+    listed_at: float | None = Field(
+        default=None, description="when its listing was taken (Unix time); null before any"
+    )
+    from_cache: bool = Field(
+        default=False, description="its tools come from the cache folder: it has not run yet"
     )
 
 
@@ -121,7 +130,12 @@ class ToolsResponse(BaseModel):
     generation: int = Field(description="index version; grows whenever the catalog changes")
     format: ToolFormat
     upstreams: list[UpstreamHealth]
-    tools: list[CatalogTool]
+    tools: list[CatalogTool] = Field(description="this page of the catalog, in catalog order")
+    total: int = Field(description="tools in the whole catalog (that this caller may see)")
+    next_cursor: str | None = Field(
+        description="pass as `cursor` for the next page; null on the last page. It is bound "
+        "to `generation`: once the catalog changed it is refused with 409"
+    )
 
 
 class Health(BaseModel):
@@ -132,6 +146,11 @@ class Health(BaseModel):
     upstreams: int
     healthy_upstreams: int
     pending: list[str]
+    idle: list[str] = Field(
+        default_factory=list,
+        description="lazy upstreams not running (router.start): searched from their last "
+        "listing, started by the first call that needs them",
+    )
     sign_in_needed: dict[str, str] = Field(
         default_factory=dict,
         description="upstreams that need a person to sign in (OAuth), each with the fix",

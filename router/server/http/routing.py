@@ -1,17 +1,30 @@
 """What `/v1/route` and `/v1/tools` compute, apart from HTTP: ranking a query against the
-current snapshot with the token bill, and the catalog with each upstream's health."""
+current snapshot with the token bill, and the catalog with each upstream's health, a page at
+a time.
+
+A `/v1/tools` cursor is opaque to clients: the snapshot generation, the catalog position the
+next page starts at and a digest of the catalog (`Catalog.fingerprint`), base64url. A cursor
+of another catalog is `CatalogChanged` (409): the catalog's order moved under it, so the
+pages after it could skip or repeat tools, and the client lists again from the start. The
+digest, not the generation, decides, so a replica with the same catalog reads another's
+cursor. Each page is built in a worker thread, at most `MAX_PAGE` tools."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import anyio.to_thread
 
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
-from router.catalog import ToolRecord
+from router.catalog import Catalog, ToolRecord
+from router.errors import CatalogChanged, InvalidParams
 from router.profiles import EVERYTHING, View
 from router.server.http.rest_models import (
     CatalogTool,
@@ -144,18 +157,82 @@ def _routed(record: ToolRecord, counter: TokenCounter, fmt: ToolFormat) -> Route
     )
 
 
-async def catalog(state: RouterState, fmt: ToolFormat, view: View = EVERYTHING) -> ToolsResponse:
-    """Every indexed tool that `view` may see in `fmt`, and the health of every upstream
-    (with a restricted view, of those it sees tools of). The upstreams' states are read
-    here; every tool's definition is built in a worker thread (a large catalog takes a
-    while)."""
+DEFAULT_PAGE = 200
+"""Tools in a `/v1/tools` page when the request does not say."""
+MAX_PAGE = 1_000
+"""The most tools a `/v1/tools` page holds."""
+
+
+_DIGEST_CHARS = 16
+_DIGESTS: weakref.WeakKeyDictionary[Catalog, str] = weakref.WeakKeyDictionary()
+_DIGESTS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where a `/v1/tools` page starts, in which catalog."""
+
+    generation: int
+    position: int
+    digest: str
+
+    def encode(self) -> str:
+        raw = f"{self.generation}:{self.position}:{self.digest}"
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, cursor: str) -> Cursor:
+        """The cursor `encode` made; `InvalidParams` for anything else."""
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+            generation, position, digest = raw.split(":")
+            found = cls(int(generation), int(position), digest)
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            raise InvalidParams("cursor: not a cursor this router made") from None
+        if found.generation < 0 or found.position < 0 or len(digest) != _DIGEST_CHARS:
+            raise InvalidParams("cursor: not a cursor this router made")
+        return found
+
+
+def digest_of(catalog: Catalog) -> str:
+    """A short digest of the catalog's names and tools, computed once per catalog
+    (blocking: it serialises every tool's name and fingerprint)."""
+    with _DIGESTS_LOCK:
+        found = _DIGESTS.get(catalog)
+    if found is None:
+        found = catalog.fingerprint[:_DIGEST_CHARS]
+        with _DIGESTS_LOCK:
+            _DIGESTS[catalog] = found
+    return found
+
+
+async def catalog(
+    state: RouterState,
+    fmt: ToolFormat,
+    view: View = EVERYTHING,
+    *,
+    limit: int = DEFAULT_PAGE,
+    cursor: str | None = None,
+) -> ToolsResponse:
+    """A page of the indexed tools that `view` may see in `fmt` (at most `limit`, from
+    `cursor` on), and the health of every upstream (with a restricted view, of those it
+    sees tools of). The upstreams' states are read here; the page is built in a worker
+    thread. A cursor of another catalog raises `CatalogChanged`."""
     snapshot = state.snapshot
+    after = Cursor.decode(cursor) if cursor is not None else None
     statuses = state.pool.statuses()
     pending = set(state.pending_upstreams())
     ready = state.index.ready.is_set()
-    return await anyio.to_thread.run_sync(
-        _catalog, state, snapshot, statuses, pending, ready, fmt, view
-    )
+    page = _Page(fmt, view, after, min(max(limit, 1), MAX_PAGE))
+    return await anyio.to_thread.run_sync(_catalog, state, snapshot, statuses, pending, ready, page)
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    fmt: ToolFormat
+    view: View
+    after: Cursor | None
+    limit: int
 
 
 def _catalog(
@@ -164,13 +241,28 @@ def _catalog(
     statuses: Mapping[str, UpstreamStatus],
     pending: set[str],
     ready: bool,
-    fmt: ToolFormat,
-    view: View,
+    page: _Page,
 ) -> ToolsResponse:
-    records = state.visibility.visible(view, snapshot.catalog.records)
-    if not view.unrestricted:
-        seen = {record.server for record in records}
+    every = snapshot.catalog.records
+    digest = digest_of(snapshot.catalog)
+    if page.after is not None and page.after.digest != digest:
+        raise CatalogChanged(page.after.generation, snapshot.generation)
+    hidden = state.visibility.hidden(snapshot, page.view)
+    if not page.view.unrestricted:
+        seen = {r.server for position, r in enumerate(every) if position not in hidden}
         statuses = {name: status for name, status in statuses.items() if name in seen}
+    records: list[ToolRecord] = []
+    position = page.after.position if page.after is not None else 0
+    while position < len(every) and len(records) < page.limit:
+        if position not in hidden:
+            records.append(every[position])
+        position += 1
+    while position < len(every) and position in hidden:
+        position += 1
+    following = None
+    if position < len(every):
+        following = Cursor(snapshot.generation, position, digest).encode()
+    fmt = page.fmt
     upstreams = [
         UpstreamHealth(
             name=name,
@@ -186,6 +278,9 @@ def _catalog(
             last_error=status.last_error,
             retry_in=status.retry_in,
             sign_in_needed=status.sign_in_needed,
+            lazy=status.lazy,
+            listed_at=status.listed_at,
+            from_cache=status.from_cache,
         )
         for name, status in statuses.items()
     ]
@@ -205,4 +300,6 @@ def _catalog(
         format=fmt,
         upstreams=upstreams,
         tools=tools,
+        total=len(every) - len(hidden),
+        next_cursor=following,
     )

@@ -19,12 +19,17 @@ logger = logging.getLogger(__name__)
 
 
 def uvicorn_config(
-    config: RouterConfig, embedder: Embedder | None, policy: SecurityPolicy, host: str, port: int
+    config: RouterConfig,
+    embedder: Embedder | None,
+    policy: SecurityPolicy,
+    host: str,
+    port: int,
+    read_config: Callable[[], RouterConfig] | None = None,
 ) -> uvicorn.Config:
     """uvicorn settings for the front: our logging (stderr), no websockets, no access log
     (a line per request would cost more than routing one)."""
     return uvicorn.Config(
-        create_app(config, embedder, policy),
+        create_app(config, embedder, policy, read_config=read_config),
         host=host,
         port=port,
         log_config=None,
@@ -93,12 +98,15 @@ def serve_http(
     *,
     sock: socket.socket,
     on_started: Callable[[], None] = lambda: None,
+    read_config: Callable[[], RouterConfig] | None = None,
 ) -> bool:
     """Serve on `sock` (from `bind`) until SIGINT/SIGTERM; False if the server never started
-    (the lifespan failed), as uvicorn has logged. `on_started` runs once it serves."""
+    (the lifespan failed), as uvicorn has logged. `on_started` runs once it serves;
+    `read_config` reads the config file again, to apply it while serving."""
     # The SDK logs every session id at INFO; an id addresses a live session: keep it out.
     logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
     host, port = sock.getsockname()[:2]
-    server = _Server(uvicorn_config(config, embedder, policy, host, port), on_started)
+    settings = uvicorn_config(config, embedder, policy, host, port, read_config)
+    server = _Server(settings, on_started)
     server.run(sockets=[sock])
     return server.started

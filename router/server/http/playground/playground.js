@@ -232,7 +232,7 @@
     try {
       const [health, catalog] = await Promise.all([
         api("healthz", undefined, { acceptStatus: [503] }), // 503 "starting" has a body
-        api("v1/tools?format=mcp"),
+        api("v1/tools?format=mcp&limit=1"), // for the upstreams, which every page has
       ]);
       renderHealth(health, catalog);
       return true;

@@ -1,0 +1,94 @@
+"""Code mode's listing: `search_tools`, which answers with Python signatures, and
+`execute(code)`. Records like the other meta-tools' (`router.meta_tools`), so that token
+accounting prices them the same way."""
+
+from __future__ import annotations
+
+from router.catalog import ToolRecord, fingerprint_text
+from router.config.code import CodeSettings
+from router.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS
+
+MODULES = (
+    "asyncio, base64, bisect, collections, copy, csv, dataclasses, datetime, decimal, "
+    "functools, hashlib, itertools, json, math, random, re, time, tomllib, typing"
+)
+"""What a program may import (the sandbox's standard library)."""
+
+_SEARCH = (
+    "Find the tools that can do a task. Describe the task in plain words; the best matching "
+    "tools come back as Python signatures (parameters, return shape, docstring), to call "
+    "from a program you run with execute."
+)
+
+
+def _execute_description(settings: CodeSettings) -> str:
+    return (
+        "Run a Python program over the tools; you get back only what it prints and the value "
+        "of its last expression, so intermediate results never fill your context. In it, "
+        "`await call_tool(name, arguments)` calls a tool (arguments: a dict, as its "
+        "signature says) and returns its structured content (a dict) where it has one, else "
+        "its text; it raises RuntimeError when the tool answers an error, PermissionError "
+        "when the router's policy or the user refuses the call, ValueError for an unknown "
+        "tool or wrong arguments. `await search_tools(query, k)` returns more tools as "
+        "[{name, description, signature}]. Use asyncio.gather for calls that can run "
+        "together. The language is a Python subset (functions, classes without base classes, "
+        f"comprehensions, f-strings, try/except; imports: {MODULES}) with no file, network "
+        f"or environment access. Limits per run: {settings.max_seconds:g} s of running time, "
+        f"{settings.max_memory_mb} MiB of memory, {settings.max_tool_calls} tool calls."
+    )
+
+
+def _record(name: str, description: str, schema: dict[str, object]) -> ToolRecord:
+    return ToolRecord(
+        server="mcp-router",
+        name=name,
+        qualified_name=name,
+        description=description,
+        input_schema=schema,
+        annotations=None,
+        search_text=description,
+        fingerprint=fingerprint_text(name + description),
+    )
+
+
+def code_search_record(default_k: int) -> ToolRecord:
+    return _record(
+        SEARCH_TOOLS,
+        _SEARCH,
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "The task, in plain words."},
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_K,
+                    "description": f"How many tools to return (default {default_k}).",
+                },
+            },
+            "required": ["query"],
+        },
+    )
+
+
+def execute_record(settings: CodeSettings) -> ToolRecord:
+    return _record(
+        EXECUTE,
+        _execute_description(settings),
+        {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "The program; top-level await works.",
+                },
+            },
+            "required": ["code"],
+            "additionalProperties": False,
+        },
+    )
+
+
+def code_meta_records(default_k: int, settings: CodeSettings) -> tuple[ToolRecord, ToolRecord]:
+    """What code mode lists after the pins, in this order."""
+    return (code_search_record(default_k), execute_record(settings))

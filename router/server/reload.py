@@ -1,0 +1,143 @@
+"""The config file applied while serving (`router.reload`): watched for changes (watchfiles)
+and read again on SIGHUP, each time applied at once, without a restart.
+
+What a change does (`router.config.diff` tells them apart): an added server starts, or is
+indexed from its cached listing if it may be lazy; a removed one stops and its tools leave
+the index; a changed entry restarts that upstream alone (a change of its timeouts only
+retimes it); `k`, `pin`, `policy`, `limits.result_tokens`, `timeouts`, `include`, `exclude`,
+`disabled` and `start` apply to the next request; any other `router` setting is logged as
+needing a restart.
+Hosts whose listing changed hear `notifications/tools/list_changed` (`ListChanges`), and a
+search made meanwhile waits for the added servers as one made at start does.
+
+A file that does not load (bad JSON, a bad field) changes nothing: the router goes on serving
+the last good config, and the error, naming the file, the field and the fix as at start, goes
+to the log and, on stdio, to the host as a log notification (`HostRelay.tell_host`).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.abc import TaskStatus
+
+from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
+from router.config.diff import ConfigDiff, config_diff
+from router.errors import ConfigError
+from router.policy import ToolPolicy
+
+if TYPE_CHECKING:
+    from router.server.state import RouterState
+
+logger = logging.getLogger(__name__)
+
+WATCH_STEP_MS = 50
+"""How long the file must stay unchanged before it is read (an editor writes in bursts)."""
+
+
+class ConfigReload:
+    """Applies the config file to a running `RouterState` whenever it changes."""
+
+    def __init__(
+        self, state: RouterState, config: RouterConfig, read: Callable[[], RouterConfig]
+    ) -> None:
+        """`read` loads the file as the router was started with it (the CLI's overrides
+        applied); it runs in a worker thread and raises `ConfigError`."""
+        self._state = state
+        self.config = config
+        self._read = read
+        self._lock = anyio.Lock()
+        self._file = config.source.absolute() if config.source is not None else None
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch the file and SIGHUP as `router.reload` says, for the router's life; started
+        (`task_status`) once both are watched, so no change made after that is missed."""
+        file, mode = self._file, self.config.router.reload
+        if file is None or mode == "off":
+            task_status.started()
+            return
+        async with anyio.create_task_group() as group:
+            if mode == "watch":
+                group.start_soon(self._watch, file)
+            if hasattr(signal, "SIGHUP"):
+                group.start_soon(self._on_hangup)
+            # Each task's first step sets its watch up before it first waits (the watcher's
+            # inotify registration, the signal handler), and they run before this resumes.
+            await anyio.lowlevel.checkpoint()
+            task_status.started()
+
+    async def _watch(self, file: Path) -> None:
+        from watchfiles import awatch
+
+        def is_config(_change: object, path: str) -> bool:
+            return Path(path) == file
+
+        logger.info("watching %s: a change is applied without a restart", file)
+        # The folder, not the file: editors save by writing a new file and renaming it.
+        changes = awatch(file.parent, watch_filter=is_config, recursive=False, step=WATCH_STEP_MS)
+        async for _ in changes:
+            await self.apply("the file changed")
+
+    async def _on_hangup(self) -> None:
+        try:
+            receiver = anyio.open_signal_receiver(signal.SIGHUP)
+            signals = receiver.__enter__()
+        except (ValueError, RuntimeError, NotImplementedError) as exc:  # not the main thread
+            logger.info("SIGHUP does not reload the config here: %s", exc)
+            return
+        try:
+            async for _ in signals:
+                await self.apply("SIGHUP")
+        finally:
+            receiver.__exit__(None, None, None)
+
+    async def apply(self, why: str) -> ConfigDiff | None:
+        """Read the file and apply what changed; None when it does not load."""
+        async with self._lock:
+            try:
+                new = await anyio.to_thread.run_sync(self._read)
+            except ConfigError as exc:
+                message = f"config not applied ({why}); still serving the last good one: {exc}"
+                logger.error("%s", message)
+                await self._state.relay.tell_host("error", message)
+                return None
+            diff = config_diff(self.config, new)
+            if diff.empty:
+                logger.info("config %s read (%s): nothing changed", new.source, why)
+                return diff
+            await self._adopt(new, diff)
+            self.config = new
+            logger.info("config %s applied (%s): %s", new.source, why, diff.summary())
+            for key in diff.need_restart:
+                message = f"router.{key} changed in {new.source}: it applies at the next start"
+                logger.warning("%s", message)
+                await self._state.relay.tell_host("warning", message)
+            return diff
+
+    async def _adopt(self, new: RouterConfig, diff: ConfigDiff) -> None:
+        state, settings = self._state, new.router
+        state.k = state.searcher.k = settings.k
+        state.result_tokens_for = new.result_tokens_for
+        state.policy = state.names.policy = policy = ToolPolicy.from_config(new)
+        # Always a rebuild: pins, names and the meta-tools' `k` shape every listing.
+        state.index.reconfigure([str(p) for p in settings.pin], policy, name_rules(new))
+        await state.pool.reconfigure(new, diff)
+        for name in diff.removed:
+            state.index.remove(name)
+        for name in diff.restarted:
+            upstream = state.pool.upstreams.get(name)
+            if upstream is None or not upstream.tools:  # not lazy from a cached listing
+                state.index.remove(name)
+        if diff.added or diff.restarted:
+            # A search now waits for the new upstreams as one at start does.
+            budget = settings.timeouts.connect or DEFAULT_CONNECT_TIMEOUT
+            deadline = anyio.current_time() + budget
+            state.readiness.startup_deadline = max(state.readiness.startup_deadline, deadline)
+        state.changes.notify()
