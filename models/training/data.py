@@ -21,9 +21,9 @@ What goes in:
   negative), preferring a sibling of the positive's server one time in three.
 
 The texts are the router's own search texts (`router.catalog.build_search_text`), so the
-model is trained on what it embeds when serving. The three evaluation sets the project is
-measured on outside (LiveMCPBench, MCPToolBench++, the Azure MCP prompts) are not read: no
-path to them exists here.
+model is trained on what it embeds when serving. The evaluation sets the project is
+measured on outside it (named in its issue tracker, not here) are not read: the only inputs
+are the public sets and pools listed above, under `--data`.
 """
 
 from __future__ import annotations
