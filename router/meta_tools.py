@@ -32,7 +32,8 @@ _READ_DESCRIPTION = (
 )
 
 
-def _record(name: str, description: str, schema: dict[str, object]) -> ToolRecord:
+def meta_record(name: str, description: str, schema: dict[str, object]) -> ToolRecord:
+    """One of the router's own tools, as a catalog record."""
     return ToolRecord(
         server="mcp-router",
         name=name,
@@ -45,28 +46,29 @@ def _record(name: str, description: str, schema: dict[str, object]) -> ToolRecor
     )
 
 
-def search_tools_record(default_k: int) -> ToolRecord:
-    return _record(
-        SEARCH_TOOLS,
-        _SEARCH_DESCRIPTION,
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "The task, in plain words."},
-                "k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_K,
-                    "description": f"How many tools to return (default {default_k}).",
-                },
+def search_schema(default_k: int) -> dict[str, object]:
+    """The input schema of `search_tools`, in every mode."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "The task, in plain words."},
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_K,
+                "description": f"How many tools to return (default {default_k}).",
             },
-            "required": ["query"],
         },
-    )
+        "required": ["query"],
+    }
+
+
+def search_tools_record(default_k: int) -> ToolRecord:
+    return meta_record(SEARCH_TOOLS, _SEARCH_DESCRIPTION, search_schema(default_k))
 
 
 def call_tool_record() -> ToolRecord:
-    return _record(
+    return meta_record(
         CALL_TOOL,
         _CALL_DESCRIPTION,
         {
@@ -85,7 +87,7 @@ def call_tool_record() -> ToolRecord:
 
 
 def read_result_record() -> ToolRecord:
-    return _record(
+    return meta_record(
         READ_RESULT,
         _READ_DESCRIPTION,
         {

@@ -4,9 +4,9 @@ accounting prices them the same way."""
 
 from __future__ import annotations
 
-from router.catalog import ToolRecord, fingerprint_text
+from router.catalog import ToolRecord
 from router.config.code import CodeSettings
-from router.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS
+from router.meta_tools import EXECUTE, SEARCH_TOOLS, meta_record, search_schema
 
 MODULES = (
     "asyncio, base64, bisect, collections, copy, csv, dataclasses, datetime, decimal, "
@@ -38,41 +38,12 @@ def _execute_description(settings: CodeSettings) -> str:
     )
 
 
-def _record(name: str, description: str, schema: dict[str, object]) -> ToolRecord:
-    return ToolRecord(
-        server="mcp-router",
-        name=name,
-        qualified_name=name,
-        description=description,
-        input_schema=schema,
-        annotations=None,
-        search_text=description,
-        fingerprint=fingerprint_text(name + description),
-    )
-
-
 def code_search_record(default_k: int) -> ToolRecord:
-    return _record(
-        SEARCH_TOOLS,
-        _SEARCH,
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "The task, in plain words."},
-                "k": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_K,
-                    "description": f"How many tools to return (default {default_k}).",
-                },
-            },
-            "required": ["query"],
-        },
-    )
+    return meta_record(SEARCH_TOOLS, _SEARCH, search_schema(default_k))
 
 
 def execute_record(settings: CodeSettings) -> ToolRecord:
-    return _record(
+    return meta_record(
         EXECUTE,
         _execute_description(settings),
         {
