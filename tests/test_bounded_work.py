@@ -15,9 +15,11 @@ of a long text (test_limits.py), resources and prompts cut (test_serve_limits.py
 from __future__ import annotations
 
 import difflib
+import gc
 import random
 import sys
 import time
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -166,6 +168,23 @@ async def test_a_20k_tool_re_index_builds_off_the_loop() -> None:
 
     assert len(snapshot.catalog) == TOOLS and snapshot.generation == 1
     assert ticks >= 10  # naming, fingerprints and the BM25 index ran in worker threads
+
+
+async def test_a_snapshot_swapped_out_is_freed_though_the_live_one_is_frozen() -> None:
+    """Each swap takes the new snapshot out of the collector's full passes (`gc.freeze`, so
+    that they do not stall the loop at 20k tools); what it replaces is still freed."""
+    index = LiveIndex(None, None)
+    index.submit("big", made_up_specs(300))
+    first = await index.rebuild()
+    assert first.retriever is not None and gc.get_freeze_count() > 0
+    replaced = weakref.ref(first.retriever)
+    names = weakref.ref(first.names) if first.names is not None else None
+    del first
+    index.submit("big", made_up_specs(200))
+    second = await index.rebuild()
+
+    assert replaced() is None and names is not None and names() is None
+    assert second.names is not None and len(second.names.names) == 200
 
 
 def test_bounded_suggestions_are_as_close_as_difflib_finds_among_every_name() -> None:

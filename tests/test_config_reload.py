@@ -195,3 +195,22 @@ async def test_the_http_front_applies_an_edited_file(tmp_path: Path) -> None:
                 await armed[0].wait()
     assert before == ["alpha__find_alpha"]
     assert after == ["alpha__find_alpha", "beta__find_beta"]
+
+
+async def test_a_watching_router_exits_at_once_when_the_host_closes_stdin(tmp_path: Path) -> None:
+    """The file watcher waits in a worker thread that a cancellation cannot interrupt (its
+    wait ends at a change, its stop event or a 5 s timeout): the router sets the stop event
+    as it shuts down, so a host closing the session does not wait for the timeout. The
+    cache is kept outside the watched folder, so nothing written there wakes the watcher."""
+    folder = tmp_path / "config"
+    folder.mkdir()
+    config = write_config(
+        folder, servers_of(tmp_path, "alpha"), mode="all", cache_dir=str(tmp_path / "cache")
+    )
+    async with raw_router(config) as router:
+        with anyio.fail_after(LIMIT):
+            await router.initialize()
+            assert await names(router) == ["alpha__find_alpha"]
+        with anyio.fail_after(3):  # well under the watcher's 5 s timeout
+            await router.finish()
+    assert router.process.returncode == 0

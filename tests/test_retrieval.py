@@ -253,3 +253,44 @@ def test_a_bare_tool_name_two_servers_share_is_rescued_only_from_the_one_named()
     named = retriever.search("create_issue on github", k=3)
     assert named[0].tool.key == ("github", "create_issue") and named[0].exact_match
     assert not any(r.exact_match for r in named if r.tool.server == "impostor")
+
+
+BM25_WITHOUT_SCIPY = """
+import importlib, json, random, sys
+from router.retrieval.lexical import LexicalIndex, bm25s
+assert "scipy" not in sys.modules, "bm25s loaded scipy"
+import scipy.sparse  # still importable by anything else
+bm25s = importlib.reload(bm25s)  # now with scipy, for the reference
+chooser = random.Random(7)
+words = ["".join(chooser.choice("abcdefgh") for _ in range(5)) for _ in range(400)]
+texts = [" ".join(chooser.choice(words) for _ in range(chooser.randint(3, 30)))
+         for _ in range(600)]
+ours = LexicalIndex(texts)
+theirs = bm25s.BM25(csc_backend="scipy")
+theirs.index(bm25s.tokenize(texts, stopwords="en", stemmer=ours._stemmer,
+                            show_progress=False), show_progress=False)
+worst = 0.0
+for _ in range(100):
+    query = " ".join(chooser.sample(words, 3))
+    known = [t for t in ours._query_tokens(query) if t in theirs.vocab_dict]
+    if known:
+        worst = max(worst, float(abs(ours.scores(query) - theirs.get_scores(known)).max()))
+print(json.dumps(worst))
+"""
+
+
+def test_bm25_is_built_without_scipy_and_scores_as_its_scipy_builder_does() -> None:
+    """bm25s is imported with scipy kept out (12 MiB less for a long-lived router, which
+    uses bm25s's numpy index builder): the scores are those of the scipy builder."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BM25_WITHOUT_SCIPY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == 0.0

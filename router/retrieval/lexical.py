@@ -3,17 +3,42 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 from router.catalog import split_identifier
 from router.vectors.dense import Ranking, top_n
+
+
+def _bm25s_without_scipy() -> Any:
+    """bm25s, imported so that it does not load scipy.
+
+    bm25s imports scipy.sparse whenever it is installed (sentence-transformers brings it),
+    only to offer a matrix builder the router does not use: its numpy builder gives the same
+    scores, bit for bit, and scipy would cost a long-lived router about 12 MiB of resident
+    memory. A `None` in `sys.modules` makes just that import fail; it is taken out again at
+    once, so anything else may still import scipy.
+    """
+    if "scipy" in sys.modules:
+        import bm25s
+
+        return bm25s
+    sys.modules["scipy"] = None  # type: ignore[assignment]
+    try:
+        import bm25s
+    finally:
+        if "scipy" in sys.modules and sys.modules["scipy"] is None:
+            del sys.modules["scipy"]
+    return bm25s
+
+
+bm25s = _bm25s_without_scipy()
+STOPWORDS_EN = bm25s.stopwords.STOPWORDS_EN
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default token pattern
 _STOPWORDS = frozenset(STOPWORDS_EN)
@@ -31,7 +56,7 @@ class LexicalIndex:
     def __init__(self, texts: Sequence[str]) -> None:
         self._stemmer: Any = Stemmer.Stemmer("english")
         self._size = len(texts)
-        self._bm25: Any = bm25s.BM25()
+        self._bm25: Any = bm25s.BM25(csc_backend="numpy")
         if texts:
             tokens = bm25s.tokenize(
                 [normalise(t) for t in texts],

@@ -22,11 +22,12 @@ from router.catalog import Catalog, ToolRecord, ToolSpec
 from router.changes import Changes
 from router.embedding.base import Embedder
 from router.errors import EmbeddingError, StoreError
-from router.memory import release_free_memory
+from router.memory import release_free_memory, settle_long_lived
 from router.naming import NameRules
 from router.pinning import Hold, Pinning
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
+from router.server.suggestions import NameMatcher
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 from router.tool_patterns import resolve_pins
@@ -63,6 +64,10 @@ class Snapshot:
     held: Mapping[str, Hold] = field(default_factory=dict)
     """Tools that tool pinning holds (`router.pinning`), by qualified name: changed since
     approved, or new under `strict`. Like denied tools, never listed or searched."""
+    names: NameMatcher | None = None
+    """The catalog's names counted for suggestions, built with the snapshot in the rebuild's
+    worker thread, so that the first unknown name after a swap does not build it while the
+    event loop waits for the GIL."""
 
 
 class LiveIndex:
@@ -250,6 +255,7 @@ class LiveIndex:
                 self._store_failed = False
             self._generation = generation
             self._snapshot = snapshot
+            settle_long_lived()  # the new catalog: out of the full collections' walk
             self._built_from = wanted
             self._built_tools = submitted
         logger.info(
@@ -318,7 +324,11 @@ class LiveIndex:
             if clash not in known:
                 logger.error("%s", clash.describe())
         pinned = resolve_pins(catalog, self._pins)
-        snapshot = Snapshot(catalog, retriever, pinned, generation, denied, _flagged(catalog), held)
+        records = catalog.records
+        names = NameMatcher([r.qualified_name for r in records], [r.name for r in records])
+        snapshot = Snapshot(
+            catalog, retriever, pinned, generation, denied, _flagged(catalog), held, names
+        )
         release_free_memory()  # embedding and indexing leave freed pages behind
         return snapshot
 

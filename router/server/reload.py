@@ -80,10 +80,24 @@ class ConfigReload:
             return Path(path) == file
 
         logger.info("watching %s: a change is applied without a restart", file)
-        # The folder, not the file: editors save by writing a new file and renaming it.
-        changes = awatch(file.parent, watch_filter=is_config, recursive=False, step=WATCH_STEP_MS)
-        async for _ in changes:
-            await self.apply("the file changed")
+        # watchfiles waits for changes in a worker thread that a cancellation cannot
+        # interrupt: only its stop event ends the wait early, else the router's exit waited
+        # up to 5 s (its Rust timeout) for it. So the stop event is set as the task is
+        # cancelled, and the thread sees it within a step.
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(_set_when_cancelled, stop)
+            # The folder, not the file: editors save by writing a new file and renaming it.
+            changes = awatch(
+                file.parent,
+                watch_filter=is_config,
+                recursive=False,
+                step=WATCH_STEP_MS,
+                stop_event=stop,
+            )
+            async for _ in changes:
+                await self.apply("the file changed")
+            group.cancel_scope.cancel()
 
     async def _on_hangup(self) -> None:
         try:
@@ -141,3 +155,10 @@ class ConfigReload:
             deadline = anyio.current_time() + budget
             state.readiness.startup_deadline = max(state.readiness.startup_deadline, deadline)
         state.changes.notify()
+
+
+async def _set_when_cancelled(event: anyio.Event) -> None:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        event.set()

@@ -90,6 +90,8 @@ class ToolNames:
         return self._matcher_of(snapshot).close(name, self.visibility.hidden(snapshot, view))
 
     def _matcher_of(self, snapshot: Snapshot) -> NameMatcher:
+        if snapshot.names is not None:  # built with the snapshot
+            return snapshot.names
         with self._lock:
             if self._matcher is not None and self._matcher[0] == snapshot.generation:
                 return self._matcher[1]
