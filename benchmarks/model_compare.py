@@ -14,6 +14,7 @@ Results: benchmarks/results/model-compare-<split>.json.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import sys
@@ -32,7 +33,7 @@ from router.embedding.loading import backend_embedder, load_embedder
 from router.embedding.manifest import ModelSpec
 from router.evaluation import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
-from router.retrieval.types import SearchMode
+from router.retrieval.types import DEFAULT, SearchMode
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -104,6 +105,9 @@ def run_set(
         for label, embedder in models.items():
             started = time.perf_counter()
             retriever, _ = Retriever.build(catalog, embedder, cache)
+            retriever = retriever.with_ranking(
+                dataclasses.replace(DEFAULT, step_weight=options.step_weight)
+            )
             built = time.perf_counter() - started
             per_model[label] = {
                 mode.value: _rows(retriever, catalog, queries, mode) for mode in MODES
@@ -146,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queries", type=int, default=2000)
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--step-weight",
+        type=float,
+        default=DEFAULT.step_weight,
+        help="rank multi-step requests' step clauses too, at this weight (router.steps)",
+    )
     options = parser.parse_args(argv)
     options.sizes = [int(s) for s in options.sizes.split(",") if s]
     cache_dir = options.cache_dir or default_cache_dir()
@@ -163,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         "candidate": str(options.candidate),
         "candidate_sha256": spec.sha256,
         "base": options.base,
+        "step_weight": options.step_weight,
         "sets": {
             name: run_set(name, options, pool, models) for name in options.sets.split(",") if name
         },

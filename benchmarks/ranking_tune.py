@@ -7,9 +7,9 @@ there would reward whatever the model memorised. Each set is ranked here instead
 model trained without that set (the leave-one-set-out models of `benchmarks/README.md`:
 `python -m models.training.data --sets <the other two>`, `python -m models.train`,
 `python -m models.training.export`), on that set's dev half, at its own size and with 20k
-distractors. Each ranking of the grid (the BM25 weight of score fusion, with and without
-step clauses) is scored by Recall@5, and the one with the best mean over the six cells is
-chosen; the test halves then report it (`benchmarks.model_compare`, the suite).
+distractors. Each ranking of the grid (the BM25 weight of score fusion, without step
+clauses and with them) is scored by Recall@5, and the one with the best mean over the six
+cells is chosen; the test halves then report it (`benchmarks.model_compare`, the suite).
 Results: benchmarks/results/ranking-tune.json.
 """
 
@@ -40,14 +40,16 @@ OUT = HERE / "results" / "ranking-tune.json"
 SIZES = (0, 20000)
 METRICS = ("recall@5", "all_hit@5", "mrr")
 BM25_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6)
-STEP_WEIGHTS = (0.0, STEP_WEIGHT)
 
 
 def grid() -> dict[str, Ranking]:
+    """Each BM25 weight, without step clauses and with them."""
     return {
-        f"bm25 {w:g}, steps {s:g}": dataclasses.replace(DEFAULT, bm25_weight=w, step_weight=s)
-        for s in STEP_WEIGHTS
-        for w in BM25_WEIGHTS
+        f"bm25 {weight:g}, steps {steps:g}": dataclasses.replace(
+            DEFAULT, bm25_weight=weight, step_weight=steps
+        )
+        for steps in (0.0, STEP_WEIGHT)
+        for weight in BM25_WEIGHTS
     }
 
 

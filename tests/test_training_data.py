@@ -120,6 +120,8 @@ def test_the_same_inputs_give_the_same_bytes_and_a_set_can_be_left_out(tmp_path:
     assert first["sha256"] == second["sha256"]
     assert "metatool-dev" not in without["by_source"]
     assert "metatool/queries.jsonl" not in without["inputs"]
+    # a left-out set's tools are not even negatives: its catalog is not read
+    assert "metatool/catalog.jsonl" not in without["inputs"]
 
 
 def test_synthetic_queries_come_from_the_tools_own_words() -> None:

@@ -16,7 +16,8 @@ What goes in:
   as a request, its name split into words with its server's, and the description of a
   required parameter joined to the name. The positive is the tool's text.
 - **hard negatives** for every query: a look-alike ranked by BM25 over every tool text (the
-  sets' catalogs and the pools) at ranks `NEGATIVE_RANKS`, never a gold tool, never a tool
+  catalogs of the sets trained on, never a left-out one's, and the pools) at ranks
+  `NEGATIVE_RANKS`, never a gold tool, never a tool
   with the positive's name (an equivalent tool on another server would be a false
   negative), preferring a sibling of the positive's server one time in three.
 
@@ -164,7 +165,10 @@ def _sha256(path: Path) -> str:
 
 def build(data: Path, out: Path, sets: Iterable[str], seed: int = SEED) -> dict[str, Any]:
     rng = random.Random(seed)
-    catalogs = {name: [_tool(raw) for raw in _rows(data / name / "catalog.jsonl")] for name in SETS}
+    sets = tuple(sets)
+    # Only the sets trained on: a left-out set's tools must not enter even as negatives
+    # (pushed away from every query, they lost to the pools' tools when ranked with them).
+    catalogs = {name: [_tool(raw) for raw in _rows(data / name / "catalog.jsonl")] for name in sets}
     pools = [_tool(raw) for pool in POOLS for raw in _rows(data / pool / "catalog.jsonl")]
     by_key = {tool.key: tool for tools in catalogs.values() for tool in tools}
     # (query, positive, the gold keys to avoid as negatives, source)
@@ -223,7 +227,7 @@ def build(data: Path, out: Path, sets: Iterable[str], seed: int = SEED) -> dict[
             str(path.relative_to(data)): _sha256(path)
             for path in sorted(
                 [data / n / "queries.jsonl" for n in sets]
-                + [data / n / "catalog.jsonl" for n in SETS]
+                + [data / n / "catalog.jsonl" for n in sets]
                 + [data / p / "catalog.jsonl" for p in POOLS]
             )
         },
