@@ -8,7 +8,11 @@ prompt cache survives): a cut result's marker gives the `call_tool` call that re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from router.catalog import ToolRecord, fingerprint_text
+from router.errors import InvalidParams
 
 SEARCH_TOOLS = "search_tools"
 CALL_TOOL = "call_tool"
@@ -108,3 +112,14 @@ def read_result_record() -> ToolRecord:
 
 def meta_tool_records(default_k: int) -> tuple[ToolRecord, ToolRecord]:
     return (search_tools_record(default_k), call_tool_record())
+
+
+def search_arguments(arguments: Mapping[str, Any]) -> tuple[str, int | None]:
+    """`search_tools`' query and k, as its schema says (`InvalidParams` naming the field)."""
+    query = arguments.get("query")
+    k = arguments.get("k")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidParams("search_tools: missing required field 'query'")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+        raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
+    return query, k

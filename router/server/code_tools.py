@@ -28,7 +28,7 @@ from router.code_mode.outcome import render
 from router.code_mode.sandbox import CallRefused
 from router.code_mode.signatures import signature
 from router.errors import InvalidParams, RouterError, ToolDenied, ToolHeld
-from router.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS
+from router.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS, search_arguments
 from router.retrieval.types import ScoredTool
 from router.sdk.internals import connection_of
 from router.server.code_runs import Run
@@ -190,12 +190,7 @@ def _text(result: types.CallToolResult) -> str:
 async def _search(
     ctx: Context, state: RouterState, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
-    query = arguments.get("query")
-    k = arguments.get("k")
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidParams("search_tools: missing required field 'query'")
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
-        raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
+    query, k = search_arguments(arguments)
     results = await state.search(query, k, connection_of(ctx.session))
     coverage = state.readiness.coverage()
     snapshot = state.snapshot

@@ -25,7 +25,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from router.accounting.formats import to_mcp
 from router.catalog import ToolRecord
 from router.errors import InvalidParams, ToolHeld, UpstreamError
-from router.meta_tools import CALL_TOOL, MAX_K, READ_RESULT, SEARCH_TOOLS, read_result_record
+from router.meta_tools import (
+    CALL_TOOL,
+    MAX_K,
+    READ_RESULT,
+    SEARCH_TOOLS,
+    read_result_record,
+    search_arguments,
+)
 from router.policy import Verdict
 from router.sdk.internals import connection_of
 from router.server import code_tools
@@ -180,12 +187,7 @@ def _keeping(ctx: Context, state: RouterState) -> Keeping | None:
 async def _search_tools(
     ctx: Context, state: RouterState, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
-    query = arguments.get("query")
-    k = arguments.get("k")
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidParams("search_tools: missing required field 'query'")
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
-        raise InvalidParams(f"search_tools: field 'k' must be an integer 1..{MAX_K}")
+    query, k = search_arguments(arguments)
     results = await state.search(query, k, _connection(ctx))
     coverage = state.readiness.coverage()
     snapshot = state.snapshot
