@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from benchmarks import backend_parity, code_mode, eval_sets, lazy_start, listing_tokens
+from benchmarks import (
+    backend_parity,
+    code_mode,
+    eval_sets,
+    lazy_start,
+    listing_tokens,
+    model_tables,
+)
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
 from router.accounting.tokens import TokenCounter
@@ -63,6 +70,12 @@ def test_code_mode_sections_are_the_committed_result_rendered(readme_path: Path)
 def test_lazy_start_section_is_the_committed_result_rendered() -> None:
     body = lazy_start.markdown(_result("lazy-start.json"))
     assert _in_sync(lazy_start.README, lazy_start.START, lazy_start.END, body)
+
+
+def test_model_tables_are_the_committed_results_rendered() -> None:
+    compare, loso = _result(model_tables.COMPARE.name), _result(model_tables.LOSO.name)
+    text = model_tables.README.read_text(encoding="utf-8")
+    assert model_tables.render(text, compare, loso) == text
 
 
 def test_bench_section_is_the_committed_result_rendered() -> None:
