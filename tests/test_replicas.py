@@ -260,6 +260,13 @@ class Progress:
             self.reached.set()
 
 
+def _leaf(error: BaseException) -> BaseException:
+    """The first error inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
 @dataclass
 class LoadClient:
     """One client: `REQUESTS_PER_CLIENT` answered requests through the balancer, in rounds of
@@ -378,7 +385,8 @@ class LoadClient:
                         await self.rounds(worker, client)
                         stage = "close"
             except Exception as error:  # counted; the client goes on with a new session
-                why = f"{type(error).__name__}: {str(error)[:200]}"
+                leaf = _leaf(error)  # the transport's own error, not its task group's wrapper
+                why = f"{type(leaf).__name__}: {str(leaf)[:200]}"
                 if stage == "close":
                     self.close_errors.append(why)
                 else:
