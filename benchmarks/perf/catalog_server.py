@@ -42,10 +42,21 @@ def read_tools(path: Path) -> list[types.Tool]:
                 types.Tool(
                     name=name,
                     description=str(raw.get("description") or ""),
-                    input_schema=schema if isinstance(schema, dict) else _EMPTY,
+                    input_schema=_servable(schema) if isinstance(schema, dict) else _EMPTY,
                 )
             )
     return tools
+
+
+def _servable(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema less the properties that are not schemas: a few pool tools list
+    `"properties": {"type": "object", ...}`, and the SDK refuses to send such a listing
+    ("Handler returned an invalid result"), which would take every tool down with it."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    kept = {k: v for k, v in properties.items() if isinstance(v, dict | bool)}
+    return schema if len(kept) == len(properties) else {**schema, "properties": kept}
 
 
 def build(tools: list[types.Tool]) -> Server[Any]:

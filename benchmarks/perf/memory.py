@@ -38,13 +38,17 @@ async def resident(launch: Launch, run: Path, searches: int, timeout_s: float) -
             first = await peer.call("search_tools", {"query": systems.QUERY})
             ready_s = time.perf_counter() - peer.spawned
             structured = first.get("structuredContent")
-            starting = structured.get("starting", []) if isinstance(structured, Mapping) else []
+            found = structured if isinstance(structured, Mapping) else {}
+            # every upstream up and in the index: none starting, none down
+            complete = bool(found) and not found.get("starting") and not found.get("down")
             for i in range(searches):
                 query = STEADY_QUERIES[i % len(STEADY_QUERIES)]
                 await peer.call("search_tools", {"query": query})
             return {
                 "indexed_s": round(ready_s, 3),
-                "complete": not starting,
+                "complete": complete,
+                "indexed_tools": found.get("indexed"),
+                "down": [f"{d.get('name')}: {d.get('lastError')}" for d in found.get("down", [])],
                 "steady_mb": peer.rss_mb(),
                 "peak_mb": peer.peak_rss_mb(),
             }
