@@ -18,11 +18,8 @@ import difflib
 import gc
 import random
 import sys
-import time
 import weakref
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +29,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from benchmarks.bounded_work import made_up_specs, write_catalog
+from benchmarks.bounded_work import made_up_specs, ticking, write_catalog
 from router.server.http.routing import Cursor
 from router.server.index import LiveIndex
 from router.server.suggestions import NameMatcher
@@ -41,35 +38,6 @@ from tests.http_serving import SCRIPTS, Front, config, http_front, streamable_cl
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG_SERVER = ROOT / "benchmarks" / "perf" / "catalog_server.py"
 TOOLS = 20_000
-
-
-@dataclass
-class Ticker:
-    """Ticks every millisecond on the event loop; the longest gap is the loop's worst stall
-    (plus the tick itself)."""
-
-    ticks: int = 0
-    longest: float = 0.0
-
-    async def run(self) -> None:
-        last = time.perf_counter()
-        while True:
-            await anyio.sleep(0.001)
-            now = time.perf_counter()
-            self.longest = max(self.longest, now - last)
-            self.ticks += 1
-            last = now
-
-
-@asynccontextmanager
-async def ticking() -> AsyncIterator[Ticker]:
-    ticker = Ticker()
-    async with anyio.create_task_group() as group:
-        group.start_soon(ticker.run)
-        await anyio.sleep(0.01)
-        ticker.ticks, ticker.longest = 0, 0.0
-        yield ticker
-        group.cancel_scope.cancel()
 
 
 @pytest.fixture(scope="module")
