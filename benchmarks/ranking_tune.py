@@ -33,24 +33,31 @@ from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import backend_embedder
 from router.evaluation import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
-from router.retrieval.types import DEFAULT, STEP_WEIGHT, Ranking
+from router.retrieval.types import DEFAULT, Ranking
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "ranking-tune.json"
 SIZES = (0, 20000)
 METRICS = ("recall@5", "all_hit@5", "mrr")
 BM25_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.6)
+STEP_WEIGHTS = (0.8, 0.9, 1.0)
+STEP_PARTS = (4, 8)
 
 
 def grid() -> dict[str, Ranking]:
-    """Each BM25 weight, without step clauses and with them."""
-    return {
-        f"bm25 {weight:g}, steps {steps:g}": dataclasses.replace(
-            DEFAULT, bm25_weight=weight, step_weight=steps
-        )
-        for steps in (0.0, STEP_WEIGHT)
+    """Each BM25 weight without step clauses; the two closest to the default with each step
+    clause weight and most clauses."""
+    rankings = {
+        f"bm25 {weight:g}, steps 0": dataclasses.replace(DEFAULT, bm25_weight=weight, step_weight=0)
         for weight in BM25_WEIGHTS
     }
+    for weight in (0.3, 0.4):
+        for steps in STEP_WEIGHTS:
+            for parts in STEP_PARTS:
+                rankings[f"bm25 {weight:g}, steps {steps:g} x{parts}"] = dataclasses.replace(
+                    DEFAULT, bm25_weight=weight, step_weight=steps, step_parts=parts
+                )
+    return rankings
 
 
 def run_set(
@@ -70,20 +77,24 @@ def run_set(
     cache = EmbeddingCache(options.cache_dir or default_cache_dir())
     order = data.distractor_order(pool, data.copies_of(pool, query_set), 0)
     rankings = grid()
-    vectors: list[Any] = []
+    vectors: dict[int, list[Any]] = {}
     sizes: dict[str, Any] = {}
     for size in SIZES:
         catalog = Catalog.from_specs(data.scaled_specs(query_set, order, size))
         retriever, _ = Retriever.build(catalog, embedder, cache)
-        if not vectors:  # the query and its step clauses, once for every ranking and size
-            splitting = retriever.with_ranking(dataclasses.replace(DEFAULT, step_weight=1.0))
-            vectors = [splitting.embed_query(q.text) for q in queries]
+        for parts in STEP_PARTS:  # the query and its clauses, once for every ranking and size
+            if parts not in vectors:
+                splitting = retriever.with_ranking(
+                    dataclasses.replace(DEFAULT, step_weight=1.0, step_parts=parts)
+                )
+                vectors[parts] = [splitting.embed_query(q.text) for q in queries]
         resolved, _ = resolve_gold(catalog, queries)
         results: dict[str, Any] = {}
         for label, ranking in rankings.items():
             ranker = retriever.with_ranking(ranking)
             rows, l4, millis = [], [], []
-            for query, row_vectors, gold in zip(queries, vectors, resolved, strict=True):
+            embedded = vectors[ranking.step_parts if ranking.step_parts in vectors else 4]
+            for query, row_vectors, gold in zip(queries, embedded, resolved, strict=True):
                 texts = ranker.query_texts(query.text)
                 started = time.perf_counter()
                 ranked = ranker.search(

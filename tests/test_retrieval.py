@@ -128,6 +128,18 @@ def test_multi_step_requests_are_split_into_steps() -> None:
     assert split_steps("what time is it in Tokyo") == []
 
 
+def test_a_request_of_many_steps_keeps_them_up_to_the_ranking_s_clause_count() -> None:
+    query = (
+        "First, list my repositories. Then, open the newest issue. Next, label it as a bug. "
+        "After that, assign it to Dana. Finally, post a note in the team channel."
+    )
+    parts = split_steps(query, max_parts=8)
+    assert len(parts) == 5 and parts[-1].endswith("post a note in the team channel")
+    capped = split_steps(query, max_parts=3)
+    assert len(capped) == 3 and capped[:2] == parts[:2]
+    assert capped[2] == " ".join(parts[2:])  # the last clause takes the rest: no step is lost
+
+
 def test_each_step_of_a_request_surfaces_a_tool_with_steps_on() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
     steps = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT)

@@ -22,8 +22,9 @@ _MIN_WORDS = 3
 MAX_PARTS = 4
 
 
-def split_steps(query: str) -> list[str]:
-    """The step clauses of `query`; a single-step query gives an empty list."""
+def split_steps(query: str, max_parts: int = MAX_PARTS) -> list[str]:
+    """The step clauses of `query`, at most `max_parts` (the last one takes the rest); a
+    single-step query gives an empty list."""
     pieces = [p.strip(" ,.;") for p in _STEP_BOUNDARY.split(query)]
     parts: list[str] = []
     for piece in pieces:
@@ -35,6 +36,6 @@ def split_steps(query: str) -> list[str]:
             parts.append(piece)
     if len(parts) < 2:
         return []
-    if len(parts) > MAX_PARTS:
-        parts = [*parts[: MAX_PARTS - 1], " ".join(parts[MAX_PARTS - 1 :])]
+    if len(parts) > max_parts:
+        parts = [*parts[: max_parts - 1], " ".join(parts[max_parts - 1 :])]
     return parts

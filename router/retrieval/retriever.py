@@ -192,7 +192,7 @@ class Retriever:
 
     def query_texts(self, query: str) -> list[str]:
         """The whole query, then its step clauses when it asks for several things."""
-        parts = split_steps(query) if self.ranking.step_weight > 0 else []
+        parts = split_steps(query, self.ranking.step_parts) if self.ranking.step_weight > 0 else []
         return [query, *parts]
 
     def embed_query(self, query: str) -> Vectors:

@@ -65,6 +65,8 @@ class Ranking:
     bm25_weight: float = 0.4
     rrf_k: float = 20.0
     step_weight: float = 0.0
+    step_parts: int = 4
+    """The most step clauses a request is ranked by (the last one takes the rest)."""
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
     usage_bonus: float = 1.0
