@@ -29,7 +29,7 @@ from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import load_embedder
 from router.evaluation import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
-from router.retrieval.types import DEFAULT, PREVIOUS, STEP_WEIGHT, Ranking
+from router.retrieval.types import DEFAULT, PREVIOUS, Ranking
 from router.retrieval.usage import UsageMemory
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +43,7 @@ VARIANTS: dict[str, Ranking] = {
     "previous (RRF)": PREVIOUS,
     "current": DEFAULT,
     "- score fusion (RRF)": dataclasses.replace(DEFAULT, fusion="rrf"),
-    "+ step clauses": dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT),
+    "- step clauses": dataclasses.replace(DEFAULT, step_weight=0.0),
     "- named servers": dataclasses.replace(DEFAULT, named_server_bonus=0.0),
     "+ companions": dataclasses.replace(DEFAULT, companion_bonus=0.1),
 }

@@ -147,11 +147,11 @@ def test_each_step_of_a_request_surfaces_a_tool_with_steps_on() -> None:
     assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
 
 
-def test_by_default_a_request_is_ranked_whole() -> None:
+def test_by_default_a_request_is_ranked_step_by_step_and_without_steps_whole() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
-    assert _retriever().query_texts(query) == [query]
-    steps = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT)
-    assert len(_retriever(ranking=steps).query_texts(query)) == 4
+    assert len(_retriever().query_texts(query)) == 4
+    whole = dataclasses.replace(DEFAULT, step_weight=0.0)
+    assert _retriever(ranking=whole).query_texts(query) == [query]
 
 
 def test_ranking_is_deterministic() -> None:

@@ -4,6 +4,8 @@ are never a gold tool, the same bytes from the same inputs."""
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,9 @@ import pytest
 pytest.importorskip("bm25s")
 
 from benchmarks.suite.data import POOLS, half
-from models.training.data import SETS, _tool, build, synthetic_queries
+from models.training.arguments import argument_request, parameter_value
+from models.training.data import SETS, _tool, as_request, build, synthetic_queries
+from models.training.steps import Step, multi_step_requests
 
 WEATHER = [
     ("weather", "get_forecast", "Get the weather forecast for a city for the next days."),
@@ -142,3 +146,96 @@ def test_synthetic_queries_come_from_the_tools_own_words() -> None:
         "get forecast in weather server",
         "get forecast for the city to forecast",
     ]
+
+
+def test_argument_requests_carry_values_each_parameter_offers_or_its_type_implies() -> None:
+    tool = _tool(
+        {
+            "server": "geometry",
+            "name": "triangle_area",
+            "description": "Find the area of a triangle.\nMore text on a second line.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "options": {"type": "object"},
+                    "unit": {"type": "string", "enum": ["cm", "inch"]},
+                    "base": {"type": "integer", "description": "The base"},
+                    "height": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                },
+                "required": ["base", "height"],
+            },
+        }
+    )
+    # required parameters come first; a parameter no user types a value for never shows
+    assert [name for name, _ in tool.properties][:2] == ["base", "height"]
+    requests = {
+        argument_request(as_request(tool), tool.properties, random.Random(s)) for s in range(40)
+    }
+    assert all(r and r.startswith("find the area of a triangle") for r in requests)
+    assert not any("options" in (r or "") or "second line" in (r or "") for r in requests)
+    assert any(re.search(r"base (is )?\d+", r or "") for r in requests)
+    assert any(re.search(r"unit (is )?(cm|inch)", r or "") for r in requests)
+    # the same generator state gives the same request
+    first = argument_request(as_request(tool), tool.properties, random.Random(7))
+    assert first == argument_request(as_request(tool), tool.properties, random.Random(7))
+
+
+def test_parameter_values_follow_what_the_parameter_holds() -> None:
+    rng = random.Random(1)
+    assert parameter_value("flag", {"type": "boolean"}, rng) is None
+    assert parameter_value("tags", {"type": "array"}, rng) is None
+    assert parameter_value("limit", {"type": "integer", "default": 20}, rng) == "20"
+    assert parameter_value("mode", {"type": "string", "examples": ["fast"]}, rng) == "fast"
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d|next Monday|yesterday", parameter_value("start_date", {}, rng) or ""
+    )
+    assert "@" in (parameter_value("userEmail", {"type": "string"}, rng) or "")
+    assert (parameter_value("note", {"type": "string"}, rng) or "").startswith("'")
+
+
+def test_multi_step_requests_join_several_tools_and_keep_every_step_out_of_the_negatives(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        Step(("bank", "get_balance"), "bank", "check my balance"),
+        Step(("bank", "send_money"), "bank", "send 5 dollars to Bob"),
+        Step(("chain", "list_blocks"), "chain", "list the latest blocks"),
+        Step(("news", "search_news"), "news", "search news about the port"),
+    ]
+    made = multi_step_requests(steps, 50, random.Random(3))
+    assert len(made) >= 40
+    for text, positive, keys in made:
+        assert 2 <= len(keys) <= 4 and positive.key in keys
+        named = [s for s in steps if s.request in text]
+        assert {s.key for s in named} == keys
+    assert made == multi_step_requests(steps, 50, random.Random(3))
+
+    data = _data(tmp_path / "data")
+    pool = [
+        {
+            "server": "bank",
+            "name": name,
+            "description": text,
+            "inputSchema": {"type": "object", "properties": {"amount": {"type": "number"}}},
+        }
+        for name, text in [
+            ("get_balance", "Get the balance of an account."),
+            ("send_money", "Send money from an account to a person."),
+            ("list_payees", "List the payees saved on an account."),
+        ]
+    ]
+    for name in POOLS:
+        _write(data / name / "catalog.jsonl", pool)
+    stats = build(data, tmp_path / "out", SETS, multi_step=30, arguments=True)
+    joined = [
+        t for t in _lines(tmp_path / "out" / "triplets.jsonl") if t["source"] == "pools-multi-step"
+    ]
+    assert stats["by_source"]["pools-multi-step"] == len(joined) > 0
+    assert stats["by_source"]["pools-arguments"] > 0
+    tools = [_tool({**raw, "server": "bank"}) for raw in pool]
+    for triplet in joined:
+        # no step of the request is its negative: each of them is a right answer
+        steps_named = [t for t in tools if as_request(t) in triplet["query"].lower()]
+        assert len(steps_named) >= 2
+        assert triplet["positive"] in {t.text for t in steps_named}
+        assert triplet["negative"] not in {t.text for t in steps_named}

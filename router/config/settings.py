@@ -182,9 +182,10 @@ class RouterSettings(BaseModel):
     include: list[Pattern] = Field(default_factory=list)
     exclude: list[Pattern] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
-    steps: bool = False
+    steps: bool = True
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
-    requests that need several tools, one more query embedding per clause."""
+    requests that need several tools, one more query embedding per clause; false ranks the
+    request whole."""
     pinning: Literal["off", "changes", "strict"] = "changes"
     """Tool pinning (`router/pinning.py`): each tool's definition is recorded when first seen
     and a changed one is held until approved (`mcp-router tools approve`). `strict` also holds

@@ -42,16 +42,20 @@ class ScoredTool:
 @dataclass(frozen=True, slots=True)
 class Ranking:
     """How hybrid search orders tools. The defaults are what won on the development half of
-    the public query sets (benchmarks/README.md, "Ablation"); `PREVIOUS` is the ranking
-    they replaced, kept so the benchmarks can compare against it.
+    the public query sets (benchmarks/README.md, "Ablation"); the BM25 weight and the step
+    clauses were chosen again for the tool-search model, each set ranked by the model trained
+    without it (`benchmarks.ranking_tune`). `PREVIOUS` is the ranking they replaced, kept so
+    the benchmarks can compare against it.
 
     - `fusion`: "score" adds each signal's score relative to that signal's best for the
       query (dense cosine / best cosine, BM25 / best BM25), BM25 weighted `bm25_weight`;
       "rrf" is reciprocal rank fusion with constant `rrf_k`.
-    - `step_weight`: a multi-step request's step clauses are ranked too, and a tool keeps
-      its best score: the whole request's, or a step's times this weight (0: no steps).
-      Off by default: it lifts multi-tool requests (MSC-Bench L4) but costs an embedding per
-      clause, 2 ms of p50 at 20k tools; `router.steps: true` turns it on (`STEP_WEIGHT`).
+    - `step_weight`: a multi-step request's step clauses (at most `step_parts`) are ranked
+      too, and a tool keeps its best score: the whole request's, or a step's times this
+      weight (0: no steps). On by default since the tool-search model was trained with
+      multi-step requests: it lifts multi-tool requests (MSC-Bench L4) and, on dev halves
+      the models never saw, the mean Recall@5 (`benchmarks.ranking_tune`), for an embedding
+      and a ranking per clause; `router.steps: false` turns it off.
     - `named_server_bonus`: added to every tool of a server the request names ("on GitHub").
     - `companion_bonus`: added to the leading tool's server-mates (tasks that need several
       tools often need them from one server). Off: it did not win on the dev half.
@@ -62,10 +66,10 @@ class Ranking:
     """
 
     fusion: str = "score"
-    bm25_weight: float = 0.4
+    bm25_weight: float = 0.3
     rrf_k: float = 20.0
-    step_weight: float = 0.0
-    step_parts: int = 4
+    step_weight: float = 0.8
+    step_parts: int = 8
     """The most step clauses a request is ranked by (the last one takes the rest)."""
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
@@ -83,8 +87,8 @@ class Ranking:
 
 DEFAULT = Ranking()
 
-STEP_WEIGHT = 0.8
-"""The step clauses' weight when `router.steps` is on (chosen on the dev half)."""
+STEP_WEIGHT = DEFAULT.step_weight
+"""The step clauses' weight when `router.steps` is on (chosen on dev halves)."""
 
 PREVIOUS = Ranking(fusion="rrf", step_weight=0.0, named_server_bonus=0.0, companion_bonus=0.0)
 """The ranking before score fusion, steps, named servers and companions (RRF, k = 20)."""
