@@ -82,7 +82,8 @@ def run_set(
     for size in SIZES:
         catalog = Catalog.from_specs(data.scaled_specs(query_set, order, size))
         retriever, _ = Retriever.build(catalog, embedder, cache)
-        for parts in STEP_PARTS:  # the query and its clauses, once for every ranking and size
+        # the query and its clauses, once for every ranking and size
+        for parts in {ranking.step_parts for ranking in rankings.values()}:
             if parts not in vectors:
                 splitting = retriever.with_ranking(
                     dataclasses.replace(DEFAULT, step_weight=1.0, step_parts=parts)
@@ -93,7 +94,7 @@ def run_set(
         for label, ranking in rankings.items():
             ranker = retriever.with_ranking(ranking)
             rows, l4, millis = [], [], []
-            embedded = vectors[ranking.step_parts if ranking.step_parts in vectors else 4]
+            embedded = vectors[ranking.step_parts]
             for query, row_vectors, gold in zip(queries, embedded, resolved, strict=True):
                 texts = ranker.query_texts(query.text)
                 started = time.perf_counter()

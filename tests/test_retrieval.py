@@ -123,9 +123,11 @@ def test_dense_modes_need_an_embedder() -> None:
 
 
 def test_multi_step_requests_are_split_into_steps() -> None:
-    parts = split_steps("Find this week's trending papers, then write them into a PDF report")
+    parts = split_steps(
+        "Find this week's trending papers, then write them into a PDF report", DEFAULT.step_parts
+    )
     assert parts == ["Find this week's trending papers", "write them into a PDF report"]
-    assert split_steps("what time is it in Tokyo") == []
+    assert split_steps("what time is it in Tokyo", DEFAULT.step_parts) == []
 
 
 def test_a_request_of_many_steps_keeps_them_up_to_the_ranking_s_clause_count() -> None:

@@ -197,10 +197,10 @@ def test_multi_step_requests_join_several_tools_and_keep_every_step_out_of_the_n
     tmp_path: Path,
 ) -> None:
     steps = [
-        Step(("bank", "get_balance"), "bank", "check my balance"),
-        Step(("bank", "send_money"), "bank", "send 5 dollars to Bob"),
-        Step(("chain", "list_blocks"), "chain", "list the latest blocks"),
-        Step(("news", "search_news"), "news", "search news about the port"),
+        Step(("bank", "get_balance"), "check my balance"),
+        Step(("bank", "send_money"), "send 5 dollars to Bob"),
+        Step(("chain", "list_blocks"), "list the latest blocks"),
+        Step(("news", "search_news"), "search news about the port"),
     ]
     made = multi_step_requests(steps, 50, random.Random(3))
     assert len(made) >= 40

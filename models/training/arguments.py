@@ -112,7 +112,7 @@ def parameter_value(name: str, spec: Mapping[str, Any], rng: random.Random) -> s
 def argument_request(
     request: str, properties: Sequence[tuple[str, Mapping[str, Any]]], rng: random.Random
 ) -> str | None:
-    """`request` with one or two of the tool's arguments given values, or None."""
+    """`request` with one to three of the tool's arguments given values, or None."""
     valued = [
         (split_identifier(name).lower(), value)
         for name, spec in properties

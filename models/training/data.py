@@ -229,12 +229,13 @@ def build(
     for tool in pools:
         for text in synthetic_queries(tool):
             items.append((text, tool, {tool.key}, "pools-synthetic"))
-        request = as_request(tool) or split_identifier(tool.name)
+        described = as_request(tool)
+        request = described or split_identifier(tool.name)
         valued = argument_request(request, tool.properties, values) if arguments else None
         if valued:
             items.append((valued, tool, {tool.key}, "pools-arguments"))
-        if as_request(tool):
-            steps.append(Step(tool.key, tool.server, valued or request))
+        if described:
+            steps.append(Step(tool.key, valued or request))
     pool_by_key = {tool.key: tool for tool in pools}
     for text, step, keys in multi_step_requests(steps, multi_step, random.Random(seed + 2)):
         items.append((text, pool_by_key[step.key], keys, "pools-multi-step"))

@@ -26,11 +26,14 @@ _JOINS: tuple[tuple[str, str, str], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One tool's request, with the tool's key and server."""
+    """One tool's request, with the tool's key (server, name)."""
 
     key: tuple[str, str]
-    server: str
     request: str
+
+    @property
+    def server(self) -> str:
+        return self.key[0]
 
 
 def join_steps(requests: Sequence[str], rng: random.Random) -> str:

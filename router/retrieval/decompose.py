@@ -19,12 +19,11 @@ _STEP_BOUNDARY = re.compile(
     re.IGNORECASE,
 )
 _MIN_WORDS = 3
-MAX_PARTS = 4
 
 
-def split_steps(query: str, max_parts: int = MAX_PARTS) -> list[str]:
-    """The step clauses of `query`, at most `max_parts` (the last one takes the rest); a
-    single-step query gives an empty list."""
+def split_steps(query: str, max_parts: int) -> list[str]:
+    """The step clauses of `query`, at most `max_parts` (the last one takes the rest; the
+    ranking's `step_parts`); a single-step query gives an empty list."""
     pieces = [p.strip(" ,.;") for p in _STEP_BOUNDARY.split(query)]
     parts: list[str] = []
     for piece in pieces:
