@@ -149,6 +149,27 @@ def test_each_step_of_a_request_surfaces_a_tool_with_steps_on() -> None:
     assert set(names) == {"papers__search_papers", "pdf__create_pdf_report", "mail__send_email"}
 
 
+def test_a_step_quota_keeps_a_place_up_front_for_every_step() -> None:
+    catalog = make_catalog(
+        ("mail", "send_email", "Send an email message to a recipient"),
+        ("mail", "send_email_draft", "Send an email draft message to a recipient"),
+        ("outbox", "send_mail", "Send an email message to recipients"),
+        ("postbox", "email_send", "Send email messages to a recipient list"),
+        ("pdf", "create_pdf_report", "Create a PDF document report from text"),
+        ("fs", "read_file", "Read the contents of a file"),
+    )
+    query = "Send an email message to the recipient Bob about the launch, then make a report"
+    spread = dataclasses.replace(DEFAULT, server_share=1.0)
+
+    def top(ranking: object) -> list[str]:
+        return [r.qualified_name for r in _retriever(catalog, ranking=ranking).search(query, k=3)]
+
+    # ranked by score, the first step's look-alikes fill the head
+    assert "pdf__create_pdf_report" not in top(spread)
+    with_quota = top(dataclasses.replace(spread, step_quota=1))
+    assert with_quota[0] == "mail__send_email" and "pdf__create_pdf_report" in with_quota
+
+
 def test_by_default_a_request_is_ranked_step_by_step_and_without_steps_whole() -> None:
     query = "Find trending research papers, then create a PDF report and send an email to Bob"
     assert len(_retriever().query_texts(query)) == 4

@@ -17,6 +17,7 @@ from benchmarks.suite.data import POOLS, half
 from models.training.arguments import argument_request, parameter_value
 from models.training.data import SETS, _tool, as_request, build, synthetic_queries
 from models.training.steps import Step, multi_step_requests
+from models.training.teacher import MARGIN, Teacher
 
 WEATHER = [
     ("weather", "get_forecast", "Get the weather forecast for a city for the next days."),
@@ -26,6 +27,14 @@ WEATHER = [
     ("mail", "send_email", "Send an email message to one or more recipients."),
     ("mail", "search_inbox", "Search the inbox for messages matching a query."),
 ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _base_vectors(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The base model's tool vectors (the teacher's) go to a cache of this module's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MCP_ROUTER_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -117,9 +126,9 @@ def test_only_dev_half_queries_go_in_and_negatives_are_never_gold(tmp_path: Path
 
 def test_the_same_inputs_give_the_same_bytes_and_a_set_can_be_left_out(tmp_path: Path) -> None:
     data = _data(tmp_path / "data")
-    first = build(data, tmp_path / "a", SETS)
-    second = build(data, tmp_path / "b", SETS)
-    without = build(data, tmp_path / "c", ("msc_bench", "bfcl"))
+    first = build(data, tmp_path / "a", SETS, multi_step=200)
+    second = build(data, tmp_path / "b", SETS, multi_step=200)
+    without = build(data, tmp_path / "c", ("msc_bench", "bfcl"), multi_step=200)
 
     assert first["sha256"] == second["sha256"]
     assert "metatool-dev" not in without["by_source"]
@@ -239,3 +248,52 @@ def test_multi_step_requests_join_several_tools_and_keep_every_step_out_of_the_n
         assert len(steps_named) >= 2
         assert triplet["positive"] in {t.text for t in steps_named}
         assert triplet["negative"] not in {t.text for t in steps_named}
+
+
+def test_the_base_model_keeps_an_equivalent_tool_out_of_the_negatives(tmp_path: Path) -> None:
+    data = _data(tmp_path / "data")
+    # the same forecast under another server and name: a right answer, not a negative
+    twin = {
+        "server": "weather-now",
+        "name": "city_forecast",
+        "description": "Get the weather forecast for a city for the coming days.",
+    }
+    for pool in POOLS:
+        rows = _lines(data / pool / "catalog.jsonl")
+        _write(data / pool / "catalog.jsonl", [*rows, twin])
+    forecast = next(
+        r for r in _lines(data / "bfcl" / "catalog.jsonl") if r["name"] == "get_forecast"
+    )
+    pair = {_tool(twin).text, _tool(forecast).text}
+    build(data, tmp_path / "plain", SETS, multi_step=200, teacher=False)
+    stats = build(data, tmp_path / "vetted", SETS, multi_step=200, teacher=True)
+    plain = _lines(tmp_path / "plain" / "triplets.jsonl")
+    vetted = _lines(tmp_path / "vetted" / "triplets.jsonl")
+
+    def twins(triplets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The triplets asking for one of the two forecasts against the other, by a request
+        that does not name the twin's server (one that does tells the two apart)."""
+        return [
+            t
+            for t in triplets
+            if t["positive"] in pair and t["negative"] in pair and "weather now" not in t["query"]
+        ]
+
+    assert twins(plain)  # BM25 alone takes each for the other's negative
+    assert not twins(vetted)
+    assert any(t["positive"] in pair for t in vetted)
+    assert stats["teacher"] == {"model": "all-MiniLM-L6-v2", "margin": MARGIN}
+    # every kept negative from another server scores under the margin of its positive, as
+    # the base model sees it (a sibling may be as close as it likes: enable / disable)
+    rows = _lines(data / "msc_bench" / "catalog.jsonl") + _lines(data / POOLS[0] / "catalog.jsonl")
+    server = {_tool(raw).text: raw["server"] for raw in rows}
+    vetted = [t for t in vetted if server[t["positive"]] != server[t["negative"]]]
+    assert vetted
+    texts = sorted({t["positive"] for t in vetted} | {t["negative"] for t in vetted})
+    teacher = Teacher(texts)
+    row = {text: i for i, text in enumerate(texts)}
+    queries = teacher.queries([t["query"] for t in vetted])
+    for vector, triplet in zip(queries, vetted, strict=True):
+        positive = float(vector @ teacher.tools[row[triplet["positive"]]])
+        negative = float(vector @ teacher.tools[row[triplet["negative"]]])
+        assert negative < MARGIN * positive

@@ -22,7 +22,9 @@ What goes in:
   catalogs of the sets trained on, never a left-out one's, and the pools) at ranks
   `NEGATIVE_RANKS`, never a gold tool, never a tool
   with the positive's name (an equivalent tool on another server would be a false
-  negative), preferring a sibling of the positive's server one time in three.
+  negative), preferring a sibling of the positive's server one time in three; with
+  `--teacher`, one from another server only if the base model scores it clearly below the
+  positive (`models.training.teacher`: otherwise it is most likely an equivalent tool).
 
 The texts are the router's own search texts (`router.catalog.build_search_text`), so the
 model is trained on what it embeds when serving. The evaluation sets the project is
@@ -47,6 +49,8 @@ from typing import Any
 from benchmarks.suite.data import POOLS, half
 from models.training.arguments import argument_request
 from models.training.steps import Step, multi_step_requests
+from models.training.teacher import BASE as TEACHER_MODEL
+from models.training.teacher import MARGIN, Teacher
 from router.catalog import build_search_text, split_identifier
 from router.dataset import load_queries
 
@@ -58,6 +62,8 @@ equivalent tools crowd."""
 SEED = 20261201
 MULTI_STEP = 8000
 """How many multi-step requests (`models.training.steps`) join the pools' requests."""
+TEACHER = False
+"""Whether the base model vets each hard negative (`models.training.teacher`)."""
 ARGUMENTS = False
 """Whether requests with argument values (`models.training.arguments`) go in. Off: with them,
 the model trained without BFCL lost 0.008 more Recall@5 on BFCL's dev half at its own size."""
@@ -143,10 +149,12 @@ def synthetic_queries(tool: Tool) -> list[str]:
 class Negatives:
     """Hard negatives from BM25 over every tool text."""
 
-    def __init__(self, tools: Sequence[Tool], seed: int) -> None:
+    def __init__(self, tools: Sequence[Tool], seed: int, teacher: bool = TEACHER) -> None:
         import bm25s
 
         self.tools = list(tools)
+        self._position = {tool.key: position for position, tool in enumerate(self.tools)}
+        self._teacher = Teacher([tool.text for tool in self.tools]) if teacher else None
         self._index = bm25s.BM25()
         self._index.index(bm25s.tokenize([t.text for t in self.tools], show_progress=False))
         self._by_server: dict[str, list[int]] = {}
@@ -169,14 +177,34 @@ class Negatives:
             k=min(high, len(self.tools)),
             show_progress=False,
         )
+        # the base model's cosine of each query with every tool, where it judges negatives
+        cosines = (
+            None
+            if self._teacher is None
+            else self._teacher.queries(list(queries)) @ self._teacher.tools.T
+        )
         chosen: list[Tool | None] = []
-        for row, positive, keys in zip(ranked.tolist(), positives, gold, strict=True):
+        for index, (row, positive, keys) in enumerate(
+            zip(ranked.tolist(), positives, gold, strict=True)
+        ):
+            scores = None if cosines is None else cosines[index]
+            ceiling = 0.0 if scores is None else MARGIN * scores[self._position[positive.key]]
 
             def allowed(
-                position: int, keys: set[tuple[str, str]] = keys, positive: Tool = positive
+                position: int,
+                keys: set[tuple[str, str]] = keys,
+                positive: Tool = positive,
+                scores: Any = scores,
+                ceiling: float = ceiling,
             ) -> bool:
                 tool = self.tools[position]
-                return tool.key not in keys and tool.name != positive.name
+                if tool.key in keys or tool.name == positive.name:
+                    return False
+                # a sibling stays: on one server, close tools are the choices a user makes
+                # (enable / disable); across servers, one that close is an equivalent
+                if scores is None or tool.server == positive.server:
+                    return True
+                return bool(scores[position] < ceiling)
 
             siblings = [p for p in self._by_server.get(positive.server, []) if allowed(p)]
             if siblings and self._random.random() < 1 / 3:
@@ -198,6 +226,7 @@ def build(
     seed: int = SEED,
     multi_step: int = MULTI_STEP,
     arguments: bool = ARGUMENTS,
+    teacher: bool = TEACHER,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     sets = tuple(sets)
@@ -240,7 +269,7 @@ def build(
     for text, step, keys in multi_step_requests(steps, multi_step, random.Random(seed + 2)):
         items.append((text, pool_by_key[step.key], keys, "pools-multi-step"))
     everything = list({t.key: t for t in [*by_key.values(), *pools]}.values())
-    negatives = Negatives(everything, seed)
+    negatives = Negatives(everything, seed, teacher)
     triplets = []
     batch = 2048
     for start in range(0, len(items), batch):
@@ -282,6 +311,7 @@ def build(
         "negative_ranks": list(NEGATIVE_RANKS),
         "multi_step": multi_step,
         "arguments": arguments,
+        "teacher": {"model": TEACHER_MODEL, "margin": MARGIN} if teacher else None,
     }
     (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     return stats
@@ -304,12 +334,20 @@ def main(argv: list[str] | None = None) -> int:
         default=ARGUMENTS,
         help="add requests that carry argument values",
     )
+    parser.add_argument(
+        "--teacher",
+        action=argparse.BooleanOptionalAction,
+        default=TEACHER,
+        help="let the base model drop negatives it scores near the positive",
+    )
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.split(",") if s]
     unknown = set(sets) - set(SETS)
     if unknown:
         parser.error(f"unknown sets: {', '.join(sorted(unknown))} (known: {', '.join(SETS)})")
-    stats = build(args.data, args.out, sets, args.seed, args.multi_step, args.arguments)
+    stats = build(
+        args.data, args.out, sets, args.seed, args.multi_step, args.arguments, args.teacher
+    )
     summary = {k: stats[k] for k in ("triplets", "by_source", "sha256")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     return 0

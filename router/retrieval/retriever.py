@@ -233,6 +233,7 @@ class Retriever:
         assert dense_top is not None and bm25_top is not None
         scores = self._fuse(dense_top, bm25_top, dense, bm25)
         weight = self.ranking.step_weight
+        leaders: list[int] = []  # each step clause's own best tools
         for index in range(1, len(texts)):  # step clauses: a tool keeps its best score
             assert self._dense is not None
             step_bm25 = self._lexical.scores(texts[index])
@@ -243,8 +244,17 @@ class Retriever:
             step = self._fuse(step_dense_top, step_bm25_top, step_dense, step_bm25)
             for position, score in step.items():
                 scores[position] = max(scores.get(position, -np.inf), weight * score)
+            if self.ranking.step_quota:
+                best = sorted(step, key=lambda p: (-step[p], p))
+                leaders.extend(p for p in best[: self.ranking.step_quota] if p not in leaders)
         self._add_bonuses(query, scores, dense, bm25, lift or {})
         order = sorted(scores, key=lambda p: (-scores[p], -dense[p], -bm25[p], p))[:depth]
+        if leaders:
+            # every step's leaders go up front (with the whole request's best), so one step's
+            # look-alikes cannot fill the head while another step has none there
+            front = sorted({order[0], *leaders}, key=lambda p: (-scores[p], p))
+            chosen = set(front)
+            order = front + [p for p in order if p not in chosen]
         return order, scores, signals
 
     def _scored_anyway(
