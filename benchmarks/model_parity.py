@@ -1,0 +1,129 @@
+"""The shipped tool-search model against its own fp32 PyTorch form, and its cold throughput
+against the base model's.
+
+    python -m benchmarks.model_parity --torch .cache/trained/tools
+
+`--torch` is the sentence-transformers checkpoint `python -m models.train` wrote (the
+`models/minilm-l6-tools` ONNX file is its int8 export; the checkpoint is not committed, so
+this runs where the model was trained). On tool texts of the public pools and requests made
+from them, it gives:
+- **parity**: the cosine of each int8 ONNX vector with the fp32 PyTorch vector of the same
+  text (mean and minimum, tool texts and requests apart);
+- **cold throughput**: tool texts embedded a second by a freshly loaded embedder, for the
+  trained model and the base model (both int8 ONNX, the router's backend) and the fp32
+  PyTorch checkpoint, in rounds that alternate the three so that a busy machine slows each
+  alike; the ratios are what count. Loading is timed apart.
+
+Results: benchmarks/results/model-parity.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.provenance import head_commit
+from benchmarks.suite.data import POOLS
+from router.catalog import build_search_text
+from router.embedding.base import Embedder
+from router.embedding.loading import load_embedder
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "model-parity.json"
+TRAINED = "minilm-l6-tools"
+BASE = "all-MiniLM-L6-v2"
+
+
+def _texts(data: Path, count: int, seed: int) -> tuple[list[str], list[str]]:
+    """Tool texts of the pools and a request from each description's first words."""
+    rows: list[dict[str, Any]] = []
+    for pool in POOLS:
+        with (data / pool / "catalog.jsonl").open(encoding="utf-8") as handle:
+            rows.extend(json.loads(line) for line in handle if line.strip())
+    rows = random.Random(seed).sample(rows, min(count, len(rows)))
+    texts = [
+        build_search_text(
+            str(r["server"]), str(r["name"]), str(r.get("description") or ""), r.get("inputSchema")
+        )
+        for r in rows
+    ]
+    requests = [
+        " ".join(str(r.get("description") or r["name"]).split()[:12]) or str(r["name"])
+        for r in rows
+    ]
+    return texts, requests
+
+
+def _cosines(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> dict[str, float]:
+    values = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return {"mean": round(float(values.mean()), 4), "min": round(float(values.min()), 4)}
+
+
+def _cold(make: Any, texts: list[str]) -> tuple[float, float]:
+    """Seconds to load a fresh embedder, and texts a second it then embeds."""
+    started = time.perf_counter()
+    embedder: Embedder = make()
+    embedder.load()
+    loaded = time.perf_counter() - started
+    started = time.perf_counter()
+    embedder.embed_documents(texts)
+    return loaded, len(texts) / (time.perf_counter() - started)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.model_parity")
+    parser.add_argument("--torch", type=Path, required=True, help="the fp32 checkpoint")
+    parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--texts", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=OUT)
+    options = parser.parse_args(argv)
+    texts, requests = _texts(options.data, options.texts, seed=0)
+
+    onnx = load_embedder(TRAINED)
+    torch = load_embedder(str(options.torch))
+    parity = {
+        "tool_texts": _cosines(onnx.embed_documents(texts), torch.embed_documents(texts)),
+        "requests": _cosines(onnx.embed_queries(requests), torch.embed_queries(requests)),
+    }
+    makers = {
+        "trained_onnx_int8": lambda: load_embedder(TRAINED),
+        "base_onnx_int8": lambda: load_embedder(BASE),
+        "trained_torch_fp32": lambda: load_embedder(str(options.torch)),
+    }
+    runs: dict[str, list[tuple[float, float]]] = {label: [] for label in makers}
+    for _ in range(options.rounds):
+        for label, make in makers.items():
+            runs[label].append(_cold(make, texts))
+    throughput = {
+        label: {
+            "load_s": round(float(np.median([r[0] for r in rows])), 3),
+            "docs_per_s": round(float(np.median([r[1] for r in rows])), 1),
+        }
+        for label, rows in runs.items()
+    }
+    base = throughput["base_onnx_int8"]["docs_per_s"]
+    for row in throughput.values():
+        row["vs_base_onnx"] = round(row["docs_per_s"] / base, 3)
+    report = {
+        "schema": "mcp-router.model-parity/1",
+        "commit": head_commit(),
+        "texts": len(texts),
+        "rounds": options.rounds,
+        "parity_onnx_int8_vs_torch_fp32": parity,
+        "cold_throughput": throughput,
+    }
+    options.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
