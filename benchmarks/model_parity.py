@@ -20,6 +20,7 @@ Results: benchmarks/results/model-parity.json.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -33,7 +34,8 @@ from benchmarks.provenance import head_commit
 from benchmarks.suite.data import POOLS
 from router.catalog import build_search_text
 from router.embedding.base import Embedder
-from router.embedding.loading import load_embedder
+from router.embedding.loading import backend_embedder, load_embedder
+from router.embedding.manifest import resolve_model
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "model-parity.json"
@@ -88,7 +90,15 @@ def main(argv: list[str] | None = None) -> int:
     texts, requests = _texts(options.data, options.texts, seed=0)
 
     onnx = load_embedder(TRAINED)
-    torch = load_embedder(str(options.torch))
+
+    def torch_model() -> Embedder:
+        # the checkpoint keeps the training's 128-token cut; the router embeds up to the
+        # manifest's length, so the fp32 model is compared at that length too
+        spec = resolve_model(str(options.torch))
+        length = resolve_model(TRAINED).max_seq_length
+        return backend_embedder(dataclasses.replace(spec, max_seq_length=length))
+
+    torch = torch_model()
     parity = {
         "tool_texts": _cosines(onnx.embed_documents(texts), torch.embed_documents(texts)),
         "requests": _cosines(onnx.embed_queries(requests), torch.embed_queries(requests)),
@@ -96,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     makers = {
         "trained_onnx_int8": lambda: load_embedder(TRAINED),
         "base_onnx_int8": lambda: load_embedder(BASE),
-        "trained_torch_fp32": lambda: load_embedder(str(options.torch)),
+        "trained_torch_fp32": torch_model,
     }
     runs: dict[str, list[tuple[float, float]]] = {label: [] for label in makers}
     for _ in range(options.rounds):

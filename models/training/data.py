@@ -63,7 +63,9 @@ SEED = 20261201
 MULTI_STEP = 8000
 """How many multi-step requests (`models.training.steps`) join the pools' requests."""
 TEACHER = False
-"""Whether the base model vets each hard negative (`models.training.teacher`)."""
+"""Whether the base model vets each cross-server hard negative (`models.training.teacher`).
+Off: left out, BFCL and MSC-Bench gained a little with it, but the model trained on all three
+sets lost on their test halves (MetaTool +20k 0.770 against 0.824; benchmarks/README.md)."""
 ARGUMENTS = False
 """Whether requests with argument values (`models.training.arguments`) go in. Off: with them,
 the model trained without BFCL lost 0.008 more Recall@5 on BFCL's dev half at its own size."""
