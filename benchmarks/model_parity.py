@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.provenance import head_commit
-from benchmarks.suite.data import POOLS
-from router.catalog import build_search_text
+from benchmarks.suite.data import load_pool
+from router.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.loading import backend_embedder, load_embedder
 from router.embedding.manifest import resolve_model
@@ -44,23 +44,13 @@ BASE = "all-MiniLM-L6-v2"
 
 
 def _texts(data: Path, count: int, seed: int) -> tuple[list[str], list[str]]:
-    """Tool texts of the pools and a request from each description's first words."""
-    rows: list[dict[str, Any]] = []
-    for pool in POOLS:
-        with (data / pool / "catalog.jsonl").open(encoding="utf-8") as handle:
-            rows.extend(json.loads(line) for line in handle if line.strip())
-    rows = random.Random(seed).sample(rows, min(count, len(rows)))
-    texts = [
-        build_search_text(
-            str(r["server"]), str(r["name"]), str(r.get("description") or ""), r.get("inputSchema")
-        )
-        for r in rows
-    ]
-    requests = [
-        " ".join(str(r.get("description") or r["name"]).split()[:12]) or str(r["name"])
-        for r in rows
-    ]
-    return texts, requests
+    """Search texts of pool tools, as the router builds them, and a request from each
+    description's first words."""
+    pool = load_pool(data)
+    specs = [t.spec for t in random.Random(seed).sample(pool, min(count, len(pool)))]
+    records = Catalog.from_specs(specs).records
+    requests = [" ".join(r.description.split()[:12]) or r.name for r in records]
+    return [r.search_text for r in records], requests
 
 
 def _cosines(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> dict[str, float]:

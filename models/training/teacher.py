@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from router.catalog import fingerprint_text
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
+from router.embedding.indexing import embed_texts
 from router.embedding.loading import load_embedder
 
 BASE = "all-MiniLM-L6-v2"
@@ -46,17 +46,8 @@ class Teacher:
     ) -> None:
         directory = cache_dir or default_cache_dir()
         self._embedder = _embedder(model, directory)
-        cache = EmbeddingCache(directory)
-        fingerprints = [fingerprint_text(text) for text in texts]
-        found = dict(cache.iter_vectors(self._embedder.model_id, fingerprints))
-        missing = [i for i, fp in enumerate(fingerprints) if fp not in found]
-        for start in range(0, len(missing), _BATCH):
-            batch = missing[start : start + _BATCH]
-            vectors = self._embedder.embed_documents([texts[i] for i in batch])
-            made = {fingerprints[i]: v for i, v in zip(batch, vectors, strict=True)}
-            cache.put_many(self._embedder.model_id, made)
-            found.update(made)
-        self.tools: npt.NDArray[np.float32] = np.stack([found[fp] for fp in fingerprints])
+        vectors, _ = embed_texts(texts, self._embedder, EmbeddingCache(directory))
+        self.tools: npt.NDArray[np.float32] = vectors
 
     def queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """The queries' vectors, one row each (the tools' rows are scored against these)."""

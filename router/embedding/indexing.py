@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from router.catalog import ToolRecord
+from router.catalog import ToolRecord, fingerprint_text
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 
@@ -36,15 +36,36 @@ def embed_records(
     a dict of per-tool arrays stacked at the end cost more RSS, left behind as heap fragments
     (tried; the RSS it reaches now is `memory.runs` of `benchmarks/results/perf.json`).
     """
+    text_of = {r.fingerprint: r.search_text for r in records}
+    return _embed([r.fingerprint for r in records], text_of, embedder, cache, on_progress)
+
+
+def embed_texts(
+    texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None = None
+) -> tuple[Vectors, EmbeddingStats]:
+    """Vectors for `texts` in order, through the same cache as a catalog's (keyed by each
+    text's fingerprint), so texts a catalog already embedded are not embedded again."""
+    fingerprints = [fingerprint_text(text) for text in texts]
+    return _embed(fingerprints, dict(zip(fingerprints, texts, strict=True)), embedder, cache)
+
+
+def _embed(
+    fingerprints: Sequence[str],
+    text_of: Mapping[str, str],
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[Vectors, EmbeddingStats]:
+    """Vectors for each fingerprint in order (the text of each in `text_of`)."""
     rows: dict[str, list[int]] = {}
-    for position, record in enumerate(records):
-        rows.setdefault(record.fingerprint, []).append(position)
+    for position, fingerprint in enumerate(fingerprints):
+        rows.setdefault(fingerprint, []).append(position)
     matrix: Vectors | None = None
 
     def place(fingerprint: str, vector: Vectors) -> None:
         nonlocal matrix
         if matrix is None:
-            matrix = np.empty((len(records), vector.shape[0]), dtype=np.float32)
+            matrix = np.empty((len(fingerprints), vector.shape[0]), dtype=np.float32)
         matrix[rows[fingerprint]] = vector
 
     found: set[str] = set()
@@ -53,7 +74,6 @@ def embed_records(
             place(fingerprint, vector)
             found.add(fingerprint)
     missing = [fp for fp in rows if fp not in found]
-    text_of = {r.fingerprint: r.search_text for r in records}
     if on_progress and missing:
         on_progress(0, len(missing))
     for start in range(0, len(missing), _BATCH):
@@ -69,7 +89,7 @@ def embed_records(
         matrix = np.zeros((0, embedder.dim), dtype=np.float32)
     embedded = len(missing)
     stats = EmbeddingStats(
-        total=len(records),
+        total=len(fingerprints),
         from_cache=sum(len(rows[fp]) for fp in found),
         embedded=embedded,
     )
