@@ -18,13 +18,22 @@ _STEP_BOUNDARY = re.compile(
     r"summari[sz]e|translate|schedule|check|run|make|notify|email|share|store|book|compare)\b))",
     re.IGNORECASE,
 )
+_LEADING_CONNECTIVE = re.compile(
+    r"^(?:(?:and|also|then)\b,?\s*"
+    # an ordinal or "next" only with its comma: "Next week I fly" keeps its "Next"
+    r"|(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|finally|lastly|after that|afterwards|"
+    r"subsequently),\s*)+",
+    re.IGNORECASE,
+)
+"""The words that open a step ("Then, open the issue"; "First, list ..."): they say where
+the step stands, not what it needs, so a clause is ranked without them."""
 _MIN_WORDS = 3
 
 
 def split_steps(query: str, max_parts: int) -> list[str]:
     """The step clauses of `query`, at most `max_parts` (the last one takes the rest; the
     ranking's `step_parts`); a single-step query gives an empty list."""
-    pieces = [p.strip(" ,.;") for p in _STEP_BOUNDARY.split(query)]
+    pieces = [_LEADING_CONNECTIVE.sub("", p.strip(" ,.;")) for p in _STEP_BOUNDARY.split(query)]
     parts: list[str] = []
     for piece in pieces:
         if not piece:
