@@ -2,11 +2,13 @@
 current one without each of its ideas, on every public set at its own size and with 20k
 distractors.
 
-    python -m benchmarks.ablation [--split dev] [--max-queries 1000]
+    python -m benchmarks.ablation [--split dev] [--max-queries 1000] [--models set=DIR,...]
 
 Rankings are chosen here, on the dev half (`benchmarks.suite.data.half`); the benchmark
-suite reports on the test half. Results: benchmarks/results/ablation-<split>.json and the
-ablation section of benchmarks/README.md.
+suite reports on the test half. The default model is trained on the dev halves, so
+`--models` ranks each set with an ONNX model trained without it instead (the
+leave-one-set-out models of benchmarks/README.md), as `benchmarks.ranking_tune` does.
+Results: benchmarks/results/ablation-<split>.json and the ablation section of benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.model_compare import candidate_spec
 from benchmarks.provenance import head_commit
 from benchmarks.suite import data
 from benchmarks.suite.readme import replace_between
 from router.catalog import Catalog
 from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.embedding.loading import load_embedder
+from router.embedding.loading import backend_embedder, load_embedder
 from router.evaluation import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 from router.retrieval.types import DEFAULT, PREVIOUS, Ranking
@@ -75,8 +78,7 @@ def run_set(
         catalog = Catalog.from_specs(data.scaled_specs(query_set, order, size))
         retriever, _ = Retriever.build(catalog, embedder, cache)
         if not vectors:  # the query and its step clauses, for every ranking and size
-            splitting = retriever.with_ranking(VARIANTS["+ step clauses"])
-            vectors = [splitting.embed_query(q.text) for q in queries]
+            vectors = [retriever.with_ranking(DEFAULT).embed_query(q.text) for q in queries]
         resolved, _ = resolve_gold(catalog, queries)
         results: dict[str, Any] = {}
         for label, ranking in VARIANTS.items():
@@ -167,7 +169,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for name, result in report["sets"].items():
         own, big = result["sizes"]["0"]["variants"], result["sizes"]["20000"]["variants"]
-        for label in VARIANTS:
+        for label in report["variants"]:
             cells = [_triple(v[label]["metrics"]) for v in (own, big)]
             lines.append(
                 f"| {name} | {result['queries']} | {label} | {cells[0]} | {cells[1]} "
@@ -179,7 +181,7 @@ def markdown(report: dict[str, Any]) -> str:
         levels = sorted(msc["sizes"]["0"]["variants"]["current"]["levels"])
         lines.append("| ranking | " + " | ".join(levels) + " |")
         lines.append("|---|" + "---|" * len(levels))
-        for label in VARIANTS:
+        for label in report["variants"]:
             by = msc["sizes"]["0"]["variants"][label]["levels"]
             cells = [f"{by[lv]['recall@5']:.3f} / {by[lv]['all_hit@5']:.3f}" for lv in levels]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
@@ -210,14 +212,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queries", type=int, default=1000)
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument(
+        "--models", default="", help="set=folder,...: the ONNX model each set is ranked with"
+    )
     parser.add_argument("--table-only", action="store_true", help="re-render from results/")
     args = parser.parse_args(argv)
     out = RESULTS / f"ablation-{args.split}.json"
     if args.table_only:
         report = json.loads(out.read_text(encoding="utf-8"))
     else:
-        embedder = load_embedder(None, args.cache_dir)
-        embedder.load()
+        names = [name for name in args.sets.split(",") if name]
+        folders = dict(pair.split("=", 1) for pair in args.models.split(",") if pair)
+        default = load_embedder(None, args.cache_dir)
+        embedders = {
+            name: backend_embedder(candidate_spec(Path(f), f"candidate:{Path(f).name}"))
+            for name, f in folders.items()
+        }
         pool = data.load_pool(args.data)
         started = time.perf_counter()
         report = {
@@ -225,9 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             "commit": head_commit(),
             "split": args.split,
             "max_queries": args.max_queries,
+            "models": {name: folders.get(name, default.model_id) for name in names},
             "variants": {label: dataclasses.asdict(r) for label, r in VARIANTS.items()},
             "sets": {
-                name: run_set(name, args, pool, embedder) for name in args.sets.split(",") if name
+                name: run_set(name, args, pool, embedders.get(name, default)) for name in names
             },
         }
         report["wall_seconds"] = round(time.perf_counter() - started, 1)

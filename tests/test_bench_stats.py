@@ -25,3 +25,20 @@ def test_a_margin_interval_brackets_its_mean_and_reads_the_spread() -> None:
     tied = paired_margin([1.0, 0.0] * 50, [0.0, 1.0] * 50)
     assert tied["low"] < 0 < tied["high"]  # as many wins as losses: zero is inside
     assert paired_margin(ours, ours) == {"mean": 0.0, "low": 0.0, "high": 0.0}
+
+
+def test_a_third_signal_is_fused_by_score_relative_to_its_best() -> None:
+    import numpy as np
+
+    from benchmarks.sparse_signal import fused_order
+
+    router = [(3, 1.0), (7, 0.9), (1, 0.5)]
+    sparse = np.zeros(10, dtype=np.float32)
+    sparse[[1, 9]] = [4.0, 2.0]  # the router's third is the sparse signal's best
+    assert fused_order(router, sparse, 0.0, 10) == [3, 7, 1]  # weight 0: the router as it is
+    # 0.5 + 0.3 * 4/4 = 0.8 stays behind 0.9; at 0.6 (1.1) it goes ahead of both
+    assert fused_order(router, sparse, 0.3, 10) == [3, 7, 1, 9]
+    assert fused_order(router, sparse, 0.6, 10)[0] == 1
+    # the sparse signal's own tops join the candidates, and alone it ranks only what it scores
+    assert fused_order(router, sparse, 1.0, 10) == [1, 9]
+    assert fused_order(router, sparse, 0.3, 2) == [3, 7]
