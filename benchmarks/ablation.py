@@ -161,8 +161,13 @@ def _triple(metrics: dict[str, float]) -> str:
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"Ablation on the **{report['split']}** half (commit `{report['commit']}`): each idea "
-        "taken out of the current ranking in turn (a dropped one put in). Recall@5 / "
-        "all-hit@5 / MRR; search p50 (ms, embedding excluded) in the last column.",
+        "taken out of the current ranking in turn (a dropped one put in). "
+        + (
+            "Each set is ranked by the model trained without it (`--models`). "
+            if any("/" in str(m) for m in report.get("models", {}).values())
+            else ""
+        )
+        + "Recall@5 / all-hit@5 / MRR; search p50 (ms, embedding excluded) in the last column.",
         "",
         "| set | queries | ranking | own size | +20k | p50 ms +20k |",
         "|---|---|---|---|---|---|",

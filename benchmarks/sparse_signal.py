@@ -44,6 +44,7 @@ from benchmarks.provenance import head_commit
 from benchmarks.splade import SpladeEncoder
 from benchmarks.suite import data
 from benchmarks.suite.bootstrap import paired_margin
+from benchmarks.suite.readme import replace_between
 from router.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
@@ -53,6 +54,8 @@ from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "sparse-signal.json"
+README = HERE / "README.md"
+START, END = "<!-- sparse-signal:start -->", "<!-- sparse-signal:end -->"
 WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 QUERY_SIDES = ("encoded", "doc-only")
 ALONE = 1.0
@@ -181,9 +184,48 @@ def run_cell(
     }
 
 
+def _margin(margin: dict[str, float]) -> str:
+    return f"{margin['mean']:+.3f} [{margin['low']:+.3f}, {margin['high']:+.3f}]"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The test halves at the weights chosen on the dev halves, and the time each query side
+    adds to a search."""
+    chosen = report["chosen_weights"]
+    encoded, doc_only = (f"{side} {chosen[side]:g}" for side in QUERY_SIDES)
+    means = report["dev_mean_recall@5"]
+    lines = [
+        f"Test halves (commit `{report['commit']}`), Recall@5; the weights chosen on the dev "
+        f"halves: encoded {chosen['encoded']:g} (dev mean {means[encoded]:.4f} against "
+        f"{means['encoded 0']:.4f} without), doc-only {chosen['doc-only']:g} "
+        f"({means[doc_only]:.4f}). Time per search, p50 ms: the router's ranking (query "
+        "embedding excluded) and what each query side adds.",
+        "",
+        "| set | distractors | router | + encoded | margin [95%] | + doc-only | margin [95%] "
+        "| encoded alone | router ms | encoded ms | doc-only ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, sizes in report["splits"]["test"].items():
+        for size, cell in sizes.items():
+            recall, margins, ms = (
+                cell["recall@5"],
+                cell["margins_recall@5_over_router"],
+                cell["ms_p50"],
+            )
+            lines.append(
+                f"| {name} | {'own' if size == '0' else f'+{int(size) // 1000}k'} "
+                f"| {recall['encoded 0']:.3f} | {recall[encoded]:.3f} "
+                f"| {_margin(margins[encoded])} "
+                f"| {recall[doc_only]:.3f} | {_margin(margins[doc_only])} "
+                f"| {recall[f'encoded {ALONE:g}']:.3f} "
+                f"| {ms['router']:.1f} | {ms['encoded']:.1f} | {ms['doc-only']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sparse_signal")
-    parser.add_argument("--splade", type=Path, required=True, help="the SPLADE model folder")
+    parser.add_argument("--splade", type=Path, help="the SPLADE model folder")
     parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     parser.add_argument("--model", default=None, help="the dense model (default: the router's)")
     parser.add_argument(
@@ -194,7 +236,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queries", type=int, default=2000)
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--table-only", action="store_true", help="re-render from results/")
     options = parser.parse_args(argv)
+    if not options.table_only:
+        if options.splade is None:
+            parser.error("--splade is needed to measure (or --table-only)")
+        measure(options)
+    report = json.loads(options.out.read_text(encoding="utf-8"))
+    text = README.read_text(encoding="utf-8")
+    if START in text:
+        README.write_text(replace_between(text, START, END, markdown(report)), encoding="utf-8")
+    print(markdown(report))
+    return 0
+
+
+def measure(options: argparse.Namespace) -> None:
     cache_dir = options.cache_dir or default_cache_dir()
     options.pool = data.load_pool(options.data)
     options.embedder = load_embedder(options.model, cache_dir)
@@ -248,8 +304,6 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     options.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({"dev_mean_recall@5": means, "chosen": chosen}, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

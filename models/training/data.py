@@ -61,7 +61,9 @@ NEGATIVE_RANKS = (2, 30)
 equivalent tools crowd."""
 SEED = 20261201
 MULTI_STEP = 8000
-"""How many multi-step requests (`models.training.steps`) join the pools' requests."""
+"""How many multi-step requests (`models.training.steps`) join the pools' requests. 3,000 was
+measured too (left out, dev halves): MetaTool +0.004 / +0.010 hybrid Recall@5, MSC-Bench level
+4 -0.016 / -0.061 (benchmarks/README.md)."""
 TEACHER = False
 """Whether the base model vets each cross-server hard negative (`models.training.teacher`).
 Off: left out, BFCL and MSC-Bench gained a little with it, but the model trained on all three
