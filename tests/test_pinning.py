@@ -159,6 +159,8 @@ async def test_a_rug_pull_is_held_until_approved_then_served_without_a_restart(
         await changes.after(seen)  # the router re-listed the upstream and held lookup
         held_listing = await listed(client)
         held_search = await searched(client)
+        looked_for = await client.call_tool("search_tools", {"query": "dictionary word"})
+        elsewhere = await client.call_tool("search_tools", {"query": "turn the page"})
         direct = await refused(client, LOOKUP, {"word": "x"})
         wrapped = await refused(client, "call_tool", {"name": LOOKUP, "arguments": {}})
         reached_while_held = await reached(client)
@@ -174,6 +176,18 @@ async def test_a_rug_pull_is_held_until_approved_then_served_without_a_restart(
     assert first_text(honest_call) == "cat: a word"
     assert LOOKUP not in held_listing and "shifty__turn" in held_listing
     assert LOOKUP not in held_search
+    # the search that looks for the held tool says why it is missing and how it is approved,
+    # and never shows its new text; a search for something else does not mention it
+    approve = f"mcp-router tools approve shifty/lookup --config {config}"
+    assert looked_for.structured_content is not None
+    assert looked_for.structured_content["held"] == [
+        {"name": LOOKUP, "server": "shifty", "reason": "changed", "approve": approve}
+    ]
+    note = first_text(looked_for)
+    assert f"Held by tool pinning, so not listed: {LOOKUP}" in note and approve in note
+    assert STOLEN not in note and STOLEN not in json.dumps(looked_for.structured_content)
+    assert elsewhere.structured_content is not None
+    assert elsewhere.structured_content["held"] == [] and LOOKUP not in first_text(elsewhere)
     for error in (direct, wrapped):
         assert error.code == types.INVALID_PARAMS
         assert "changed since it was approved" in error.message

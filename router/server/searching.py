@@ -1,4 +1,5 @@
-"""A search on the current snapshot, and what usage feedback learns from the call after it."""
+"""A search on the current snapshot, the held tools it would have looked for, and what usage
+feedback learns from the call after it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mcp.server.connection import Connection
 from router.catalog import ToolRecord
 from router.embedding.base import Vectors
 from router.profiles import View
+from router.retrieval.lexical import LexicalIndex
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.connections import ConnectionMemory, LastSearch
@@ -20,6 +22,20 @@ from router.server.metrics import RouterMetrics
 from router.server.readiness import Readiness
 from router.server.visibility import Visibility
 from router.tracing import span
+
+MAX_HELD_NOTED = 5
+"""Held tools a search names at most: the ones it matches best."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTool:
+    """A tool that tool pinning holds (`router.pinning`) and a search looked for: it is not
+    among the results, so the answer says why and how it is approved."""
+
+    name: str
+    server: str
+    reason: str
+    approve: str
 
 
 @dataclass
@@ -36,6 +52,8 @@ class Searcher:
     usage: UsageScopes | None = None
     """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
     principal learns apart (`UsageScopes`)."""
+    _held_words: tuple[int, LexicalIndex] | None = field(default=None, init=False, repr=False)
+    """BM25 over the current snapshot's held tools, by snapshot generation."""
 
     async def search(
         self,
@@ -86,6 +104,38 @@ class Searcher:
             shown = frozenset(r.tool.key for r in results)
             self.connections.last_search[connection] = LastSearch(query, vector, shown)
         return results
+
+    async def held_for(self, query: str, view: View | None = None) -> list[HeldTool]:
+        """The held tools `query` shares a word with (at most `MAX_HELD_NOTED`, best
+        first) that `view` (by default the current principal's) may see. Only names and
+        reasons: a held tool's new text is what waits for a person's approval."""
+        snapshot = self.index.snapshot
+        if not snapshot.held:
+            return []
+        view = self.visibility.view() if view is None else view
+        holds = list(snapshot.held.values())
+
+        def match() -> list[int]:
+            cached = self._held_words
+            if cached is None or cached[0] != snapshot.generation:
+                cached = (snapshot.generation, LexicalIndex([h.record.search_text for h in holds]))
+                self._held_words = cached
+            scores = cached[1].scores(query)
+            ranked = sorted(range(len(holds)), key=lambda i: (-scores[i], i))
+            return [i for i in ranked if scores[i] > 0]
+
+        pinning = self.index.pinning
+        found = []
+        for position in await anyio.to_thread.run_sync(match):
+            hold = holds[position]
+            if not self.visibility.permits(view, hold.record):
+                continue
+            tool = hold.record
+            approve = pinning.command("approve", f"{tool.server}/{tool.name}")
+            found.append(HeldTool(tool.qualified_name, tool.server, hold.reason, approve))
+            if len(found) == MAX_HELD_NOTED:
+                break
+        return found
 
     async def learn(self, connection: Connection, record: ToolRecord) -> None:
         """A call succeeded: if the connection's last search showed this tool, remember

@@ -189,6 +189,7 @@ async def _search_tools(
 ) -> types.CallToolResult:
     query, k = search_arguments(arguments)
     results = await state.search(query, k, _connection(ctx))
+    held = await state.searcher.held_for(query)
     coverage = state.readiness.coverage()
     snapshot = state.snapshot
     hidden = state.visibility.hidden(snapshot, state.visibility.view())
@@ -199,8 +200,10 @@ async def _search_tools(
             state.connections.listed[_connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
-        content=[types.TextContent(text=text_results(query, results, coverage, indexed, flagged))],
-        structured_content=structured_results(query, results, coverage, indexed, flagged),
+        content=[
+            types.TextContent(text=text_results(query, results, coverage, indexed, flagged, held))
+        ],
+        structured_content=structured_results(query, results, coverage, indexed, flagged, held),
     )
 
 
