@@ -30,8 +30,10 @@ from mcp.shared.exceptions import MCPError
 from router.config import load_config
 from router.errors import ConfigError
 from router.pinning import PINS_FILE
+from router.server.http.security import SecurityPolicy
 from tests.http_serving import config as http_config
-from tests.http_serving import http_front, until_ready
+from tests.http_serving import http_front, streamable_client, until_ready
+from tests.identity_provider import running_provider
 from tests.serving import ROOT, router_parameters, write_config
 from tests.test_upstream_pool import first_text, script
 
@@ -207,6 +209,42 @@ async def test_a_rug_pull_is_held_until_approved_then_served_without_a_restart(
     assert approve_code == 0 and approved.strip() == "approved shifty/lookup"
     assert STOLEN in (after[LOOKUP].description or "")
     assert first_text(after_call) == "dog: a word"
+
+
+async def test_a_held_tool_is_named_in_a_search_only_to_those_whose_profile_shows_it(
+    tmp_path: Path,
+) -> None:
+    """Identities at the HTTP front: a search names a held tool to a principal whose
+    profile permits it, and to no one else (it would tell them the tool exists)."""
+    await seen_once(configure(tmp_path, shifty()))
+    audience = "https://router.test/mcp"
+    async with running_provider() as provider:
+        cfg = http_config(
+            {"shifty": shifty(turned=True)},
+            cache_dir=str(tmp_path / "cache"),
+            http={"oauth": {"issuer": provider.url, "audience": audience, "scopes": ["mcp"]}},
+            profiles={
+                "lexicon": {"groups": ["lexicon"], "allow": ["*"]},
+                "default": {"deny": ["shifty/lookup"]},
+            },
+        )
+        tokens = {
+            who: {"Authorization": f"Bearer {provider.token(who, audience, groups=[group])}"}
+            for who, group in (("alice", "lexicon"), ("bob", "support"))
+        }
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        answers: dict[str, types.CallToolResult] = {}
+        async with http_front(cfg, policy) as front:
+            for who, headers in tokens.items():
+                with anyio.fail_after(LIMIT):
+                    async with streamable_client(front.mcp, headers) as client:
+                        answers[who] = await client.call_tool(
+                            "search_tools", {"query": "dictionary word"}
+                        )
+    seen = {who: answer.structured_content for who, answer in answers.items()}
+    assert seen["alice"] is not None and seen["bob"] is not None
+    assert [tool["name"] for tool in seen["alice"]["held"]] == [LOOKUP]
+    assert seen["bob"]["held"] == [] and LOOKUP not in first_text(answers["bob"])
 
 
 async def test_a_tool_changed_while_the_router_was_stopped_is_held_and_released_at_a_call(
