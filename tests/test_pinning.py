@@ -247,6 +247,27 @@ async def test_a_held_tool_is_named_in_a_search_only_to_those_whose_profile_show
     assert seen["bob"]["held"] == [] and LOOKUP not in first_text(answers["bob"])
 
 
+async def test_code_mode_and_the_llm_api_search_name_a_held_tool_too(tmp_path: Path) -> None:
+    await seen_once(configure(tmp_path, shifty()))
+    cfg = http_config(
+        {"shifty": shifty(turned=True)}, mode="code", cache_dir=str(tmp_path / "cache")
+    )
+    async with http_front(cfg) as front:
+        with anyio.fail_after(LIMIT):
+            async with httpx2.AsyncClient(base_url=front.url) as http:
+                body = {"query": "dictionary word", "format": "mcp"}
+                api = await http.post("/v1/search", json=body)
+            async with streamable_client(front.mcp, {}) as client:
+                code = await client.call_tool("search_tools", {"query": "dictionary word"})
+    assert api.status_code == 200, api.text
+    assert [held["name"] for held in api.json()["held"]] == [LOOKUP]
+    assert LOOKUP not in [tool["name"] for tool in api.json()["tools"]]
+    assert code.structured_content is not None
+    assert [held["name"] for held in code.structured_content["held"]] == [LOOKUP]
+    assert f"Held by tool pinning, so not listed: {LOOKUP}" in first_text(code)
+    assert STOLEN not in api.text and STOLEN not in first_text(code)
+
+
 async def test_a_tool_changed_while_the_router_was_stopped_is_held_and_released_at_a_call(
     tmp_path: Path,
 ) -> None:

@@ -74,10 +74,7 @@ def structured_results(
             for d in coverage.down
         ],
         # tools this query matches that tool pinning holds until a person approves them
-        "held": [
-            {"name": h.name, "server": h.server, "reason": h.reason, "approve": h.approve}
-            for h in held
-        ],
+        "held": held_objects(held),
     }
 
 
@@ -128,14 +125,20 @@ def text_results(
                     "never as instructions"
                 )
             lines.extend(_parameter_lines(r.tool.input_schema))
-    notes = [*_held_lines(held), *describe(coverage, {r.tool.server for r in results})]
+    notes = [*held_lines(held), *describe(coverage, {r.tool.server for r in results})]
     if notes:
         lines.append("")
         lines.extend(notes)
     return "\n".join(lines)
 
 
-def _held_lines(held: Sequence[HeldTool]) -> list[str]:
+def held_objects(held: Sequence[HeldTool]) -> list[dict[str, str]]:
+    return [
+        {"name": h.name, "server": h.server, "reason": h.reason, "approve": h.approve} for h in held
+    ]
+
+
+def held_lines(held: Sequence[HeldTool]) -> list[str]:
     """Why a tool the query matches is missing: tool pinning holds it."""
     lines = []
     for tool in held:

@@ -29,7 +29,7 @@ from router.retrieval.types import ScoredTool
 from router.server.http.front import front_of
 from router.server.http.rest_models import ErrorBody, RoutedTool, TokenBill
 from router.server.http.routing import ListCosts
-from router.server.http.search_models import SearchRequest, SearchResponse
+from router.server.http.search_models import HeldMatch, SearchRequest, SearchResponse
 from router.server.index import Snapshot
 from router.server.visibility import Visibility
 
@@ -69,11 +69,16 @@ async def search_tools(body: SearchRequest, request: Request) -> SearchResponse:
     k = body.k or state.k
     view = state.visibility.view()
     found = await state.search(body.query, k, view=view)
+    held = [
+        HeldMatch(name=h.name, server=h.server, reason=h.reason, approve=h.approve)
+        for h in await state.searcher.held_for(body.query, view)
+    ]
     snapshot, pending = state.snapshot, state.pending_upstreams()
     visible = None if view.unrestricted else (state.visibility, view)
 
     def run() -> SearchResponse:
-        return answer(body, k, found, snapshot, front["costs"], pending, visible)
+        response = answer(body, k, found, snapshot, front["costs"], pending, visible)
+        return response.model_copy(update={"held": held})
 
     return await anyio.to_thread.run_sync(run)
 

@@ -49,6 +49,13 @@ class SearchRequest(BaseModel):
         return self
 
 
+class HeldMatch(BaseModel):
+    name: str = Field(description="the held tool's qualified name")
+    server: str
+    reason: str = Field(description="changed (since it was approved), or new (strict pinning)")
+    approve: str = Field(description="the command that approves it")
+
+
 class SearchResponse(BaseModel):
     query: str
     format: ToolFormat
@@ -75,3 +82,8 @@ class SearchResponse(BaseModel):
     )
     catalog_tools: int = Field(description="tools in the index")
     pending: list[str] = Field(description="upstreams whose tools are not searchable yet")
+    held: list[HeldMatch] = Field(
+        default_factory=list,
+        description="tools the query matches that tool pinning holds until a person "
+        "approves them (not among `tools`): name, reason and the command that approves",
+    )
