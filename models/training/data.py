@@ -181,17 +181,19 @@ class Negatives:
             k=min(high, len(self.tools)),
             show_progress=False,
         )
-        # the base model's cosine of each query with every tool, where it judges negatives
-        cosines = (
-            None
-            if self._teacher is None
-            else self._teacher.queries(list(queries)) @ self._teacher.tools.T
-        )
+        teacher = self._teacher
+        vectors = None if teacher is None else teacher.queries(list(queries))
         chosen: list[Tool | None] = []
         for index, (row, positive, keys) in enumerate(
             zip(ranked.tolist(), positives, gold, strict=True)
         ):
-            scores = None if cosines is None else cosines[index]
+            scores: dict[int, float] | None = None
+            if teacher is not None and vectors is not None:
+                # the base model's cosines with the positive and with the BM25 look-alikes a
+                # negative is drawn from: not with every tool (a batch against 25k tools)
+                wanted = [self._position[positive.key], *row]
+                values = teacher.tools[wanted] @ vectors[index]
+                scores = dict(zip(wanted, values.tolist(), strict=True))
             ceiling = 0.0 if scores is None else MARGIN * scores[self._position[positive.key]]
 
             def allowed(
