@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suite.bootstrap import format_margin
 from benchmarks.suite.readme import replace_between
 
 HERE = Path(__file__).resolve().parent
@@ -27,10 +28,6 @@ MARKERS = {
     "compare": ("<!-- model-compare:start -->", "<!-- model-compare:end -->"),
     "loso": ("<!-- model-loso:start -->", "<!-- model-loso:end -->"),
 }
-
-
-def _margin(margin: dict[str, float]) -> str:
-    return f"{margin['mean']:+.3f} [{margin['low']:+.3f}, {margin['high']:+.3f}]"
 
 
 def _size(size: str) -> str:
@@ -50,9 +47,9 @@ def compare_table(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {_size(size)} | {row['tools']:,} | {row['bm25']['recall@5']:.3f} "
                 f"| {base['hybrid']['recall@5']:.3f} | **{ours['hybrid']['recall@5']:.3f}** "
-                f"| {_margin(row['margin_recall@5_hybrid'])} "
+                f"| {format_margin(row['margin_recall@5_hybrid'])} "
                 f"| {base['dense']['recall@5']:.3f} | {ours['dense']['recall@5']:.3f} "
-                f"| {_margin(row['margin_recall@5_dense'])} |"
+                f"| {format_margin(row['margin_recall@5_dense'])} |"
             )
             if "levels_recall@5_hybrid" in row:
                 levels.append((name, size, row["levels_recall@5_hybrid"]))
@@ -79,9 +76,9 @@ def loso_table(report: dict[str, Any]) -> str:
                 lines.append(
                     f"| {name} | {_size(size)} | {row['bm25']['recall@5']:.3f} "
                     f"| {base['hybrid']['recall@5']:.3f} | {ours['hybrid']['recall@5']:.3f} "
-                    f"| {_margin(row['margin_recall@5_hybrid'])} "
+                    f"| {format_margin(row['margin_recall@5_hybrid'])} "
                     f"| {base['dense']['recall@5']:.3f} | {ours['dense']['recall@5']:.3f} "
-                    f"| {_margin(row['margin_recall@5_dense'])} |"
+                    f"| {format_margin(row['margin_recall@5_dense'])} |"
                 )
     return "\n".join(lines)
 

@@ -43,7 +43,7 @@ from benchmarks.model_compare import SETS, SIZES, candidate_spec
 from benchmarks.provenance import head_commit
 from benchmarks.splade import SpladeEncoder
 from benchmarks.suite import data
-from benchmarks.suite.bootstrap import paired_margin
+from benchmarks.suite.bootstrap import format_margin, paired_margin
 from benchmarks.suite.readme import replace_between
 from router.catalog import Catalog
 from router.embedding.base import Embedder
@@ -184,10 +184,6 @@ def run_cell(
     }
 
 
-def _margin(margin: dict[str, float]) -> str:
-    return f"{margin['mean']:+.3f} [{margin['low']:+.3f}, {margin['high']:+.3f}]"
-
-
 def markdown(report: dict[str, Any]) -> str:
     """The test halves at the weights chosen on the dev halves, and the time each query side
     adds to a search."""
@@ -215,8 +211,8 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {'own' if size == '0' else f'+{int(size) // 1000}k'} "
                 f"| {recall['encoded 0']:.3f} | {recall[encoded]:.3f} "
-                f"| {_margin(margins[encoded])} "
-                f"| {recall[doc_only]:.3f} | {_margin(margins[doc_only])} "
+                f"| {format_margin(margins[encoded])} "
+                f"| {recall[doc_only]:.3f} | {format_margin(margins[doc_only])} "
                 f"| {recall[f'encoded {ALONE:g}']:.3f} "
                 f"| {ms['router']:.1f} | {ms['encoded']:.1f} | {ms['doc-only']:.1f} |"
             )

@@ -31,3 +31,8 @@ def paired_margin(
         "low": round(float(low), 4),
         "high": round(float(high), 4),
     }
+
+
+def format_margin(margin: dict[str, float]) -> str:
+    """`+0.012 [+0.003, +0.021]`: a `paired_margin` as the tables print it."""
+    return f"{margin['mean']:+.3f} [{margin['low']:+.3f}, {margin['high']:+.3f}]"

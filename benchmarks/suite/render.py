@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from benchmarks.suite.bootstrap import format_margin
 from benchmarks.suite.methods import PREVIOUS_METHOD, method_order
 from benchmarks.suite.tokens import BUDGETS, FORMATS, K_VALUES
 
@@ -327,9 +328,7 @@ def _count(value: int | None) -> str:
 
 
 def _interval(margin: dict[str, float] | None) -> str:
-    if margin is None:
-        return "-"
-    return f"{margin['mean']:+.3f} [{margin['low']:+.3f}, {margin['high']:+.3f}]"
+    return "-" if margin is None else format_margin(margin)
 
 
 MARGINS = ("vs_bm25", "vs_dense", "vs_fastmcp_bm25", "vs_hybrid_previous")
