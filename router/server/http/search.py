@@ -31,6 +31,8 @@ from router.server.http.rest_models import ErrorBody, RoutedTool, TokenBill
 from router.server.http.routing import ListCosts
 from router.server.http.search_models import HeldMatch, SearchRequest, SearchResponse
 from router.server.index import Snapshot
+from router.server.rendering import held_objects
+from router.server.searching import HeldTool
 from router.server.visibility import Visibility
 
 _DEFINITIONS: dict[ToolFormat, Callable[[ToolRecord], JsonObject]] = {
@@ -69,16 +71,12 @@ async def search_tools(body: SearchRequest, request: Request) -> SearchResponse:
     k = body.k or state.k
     view = state.visibility.view()
     found = await state.search(body.query, k, view=view)
-    held = [
-        HeldMatch(name=h.name, server=h.server, reason=h.reason, approve=h.approve)
-        for h in await state.searcher.held_for(body.query, view)
-    ]
+    held = await state.searcher.held_for(body.query, view)
     snapshot, pending = state.snapshot, state.pending_upstreams()
     visible = None if view.unrestricted else (state.visibility, view)
 
     def run() -> SearchResponse:
-        response = answer(body, k, found, snapshot, front["costs"], pending, visible)
-        return response.model_copy(update={"held": held})
+        return answer(body, k, found, snapshot, front["costs"], pending, visible, held)
 
     return await anyio.to_thread.run_sync(run)
 
@@ -91,9 +89,11 @@ def answer(
     costs: ListCosts,
     pending: list[str],
     visible: tuple[Visibility, View] | None = None,
+    held: Sequence[HeldTool] = (),
 ) -> SearchResponse:
     """The response for `found`; blocking (token counts): run it in a thread. With
-    `visible`, the full list billed against is what that view may see."""
+    `visible`, the full list billed against is what that view may see; `held`, the held
+    tools the query matches."""
     fmt, counter = request.format, costs.counter
     define = _DEFINITIONS[fmt]
     records = [scored.tool for scored in found]
@@ -141,6 +141,7 @@ def answer(
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
         catalog_tools=len(snapshot.catalog) - hidden,
         pending=pending,
+        held=[HeldMatch(**h) for h in held_objects(held)],
     )
 
 
