@@ -7,15 +7,22 @@ request without identities (stdio, the shared token) gets `default`, or sees eve
 `router.policy` allows when there is none. Within a profile `deny` wins, then a non-empty
 `allow` must name the tool; the tools of several matching profiles add up. A tool outside
 the caller's view does not exist for that caller: not listed, searched, suggested or called.
+
+Profiles name servers too: a server's resources, prompts and completions are the caller's
+when its profile may see the server (`permits_server`): no `deny` pattern covers the whole
+server (`server`, `server/*`, `server__*`), and an `allow`, when there is one, names the
+server (its `server/...` part, a bare server name, or `*`). A bare server name in `allow` or
+`deny` also covers every tool of that server.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from router.catalog import ToolRecord
-from router.config.identity import DEFAULT_PROFILE, Profile
+from router.config.identity import DEFAULT_PROFILE, Operators, Profile
 from router.tool_patterns import matches
 
 ANYONE = "*"
@@ -81,6 +88,31 @@ class Profiles:
             return True
         return any(_permits(self._profiles[name], record) for name in view.profiles)
 
+    def permits_server(self, view: View, server: str) -> bool:
+        """Whether `view` may see the server's resources, prompts and completions."""
+        if view.profiles is None:
+            return True
+        return any(_permits_server(self._profiles[name], server) for name in view.profiles)
+
+
+class OperatorRule:
+    """`router.operators`: who may approve held tools and read the operator surfaces."""
+
+    def __init__(self, operators: Operators | None = None) -> None:
+        operators = operators or Operators()
+        self._subjects = frozenset(operators.subjects)
+        self._groups = frozenset(operators.groups)
+
+    def admits(self, principal: Principal | None) -> bool:
+        """An identity in the configured subjects or groups; never an anonymous request
+        (a request without identities is the one local user only on stdio, where the
+        caller decides that itself)."""
+        if principal is None:
+            return False
+        return principal.subject in self._subjects or not principal.groups.isdisjoint(
+            self._groups
+        )
+
 
 def _applies(profile: Profile, principal: Principal) -> bool:
     if ANYONE in profile.subjects or principal.subject in profile.subjects:
@@ -88,7 +120,36 @@ def _applies(profile: Profile, principal: Principal) -> bool:
     return ANYONE in profile.groups or not principal.groups.isdisjoint(profile.groups)
 
 
+def _names(pattern: str, record: ToolRecord) -> bool:
+    return matches(record, pattern) or _whole_server(pattern, record.server)
+
+
 def _permits(profile: Profile, record: ToolRecord) -> bool:
-    if any(matches(record, pattern) for pattern in profile.deny):
+    if any(_names(pattern, record) for pattern in profile.deny):
         return False
-    return not profile.allow or any(matches(record, pattern) for pattern in profile.allow)
+    return not profile.allow or any(_names(pattern, record) for pattern in profile.allow)
+
+
+def _whole_server(pattern: str, server: str) -> bool:
+    """Whether `pattern` names every tool of `server` (`server`, `server/*`, `server__*`)."""
+    if "/" in pattern:
+        head, _, tool = pattern.partition("/")
+        return tool == "*" and fnmatch.fnmatchcase(server, head)
+    if pattern.endswith("__*"):
+        return fnmatch.fnmatchcase(server, pattern[:-3])
+    return "__" not in pattern and fnmatch.fnmatchcase(server, pattern)
+
+
+def _server_named(pattern: str, server: str) -> bool:
+    """Whether `pattern` names some tool of `server` (so its server is seen)."""
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(server, pattern.partition("/")[0])
+    if "__" in pattern:
+        return fnmatch.fnmatchcase(server, pattern.partition("__")[0])
+    return fnmatch.fnmatchcase(server, pattern)
+
+
+def _permits_server(profile: Profile, server: str) -> bool:
+    if any(_whole_server(pattern, server) for pattern in profile.deny):
+        return False
+    return not profile.allow or any(_server_named(pattern, server) for pattern in profile.allow)

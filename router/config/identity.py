@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 from router.config.fields import ExpandedSecret, ExpandedText, Pattern
 from router.config.oauth import may_carry_tokens
 
-__all__ = ["DEFAULT_PROFILE", "FrontOAuth", "Profile", "SigningAlgorithm"]
+__all__ = ["DEFAULT_PROFILE", "FrontOAuth", "Operators", "Profile", "SigningAlgorithm"]
 
 DEFAULT_PROFILE = "default"
 """The profile of a principal no other profile matches, and of requests without identities."""
@@ -122,3 +122,15 @@ class Profile(BaseModel):
     allow: list[Pattern] = Field(default_factory=list)
     """`server/tool` globs or qualified names; empty: every tool `router.policy` allows."""
     deny: list[Pattern] = Field(default_factory=list)
+
+
+class Operators(BaseModel):
+    """`router.operators`: the principals who may approve a changed tool in a session, and
+    read `/metrics` and the detailed `/healthz` (the CLI and the operator token always may)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subjects: list[str] = Field(default_factory=list)
+    """Principals by their `sub` claim, exactly."""
+    groups: list[str] = Field(default_factory=list)
+    """Principals by any of their groups."""

@@ -31,7 +31,7 @@ from router.config.defaults import (
     DEFAULT_RESULT_TOKENS,
 )
 from router.config.fields import ExpandedText, Pattern
-from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Profile
+from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Operators, Profile
 from router.config.servers import (
     EffectiveTimeouts,
     RemoteServer,
@@ -199,6 +199,9 @@ class RouterSettings(BaseModel):
     policy: Policy = Field(default_factory=Policy)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     """What each principal may list, search and call (`router.config.identity`)."""
+    operators: Operators = Field(default_factory=Operators)
+    """Who may approve held tools in a session and read `/metrics` and the detailed
+    `/healthz` (`router.config.identity.Operators`); none by default."""
     code: CodeSettings = Field(default_factory=CodeSettings)
     """Code mode's limits per run and its sandbox workers (`router.config.code`)."""
     store: Store | None = None

@@ -1,0 +1,220 @@
+"""Sealed state: what the router hands a client to bring back, bound so it authorizes one thing.
+
+Confirmations, held calls, code runs and pin approvals all give a 2026-07-28 host a
+`requestState` to send back with its retry. Each is sealed here, one way:
+
+- an HMAC-SHA256 with a key read from the store (`VectorStore.shared_secret`), so that any
+  replica can open what another sealed, or this process's own random key without one;
+- the **purpose** (`confirm`, `held`, `code`, `pin`): a state sealed for one never opens as
+  another;
+- the **principal** (`Principal.key`, "" without identities) and, on handshake revisions,
+  the **session**: another caller's retry opens nothing;
+- the **digest** of what it authorizes (the tool and its arguments, or the program): a retry
+  for another tool or other arguments is refused;
+- an **expiry**, and a **nonce** claimed once in a `NonceLedger` (the shared store's table,
+  so a nonce is used once across every replica; a file on one machine; memory for one
+  process).
+
+`Sealer.open` checks everything but the nonce and says which check failed (`Refused`);
+`Sealer.claim` spends the nonce. Payloads are JSON and readable by the client (base64 is not
+encryption): put nothing secret in one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import anyio.to_thread
+
+Purpose = Literal["confirm", "held", "code", "pin"]
+Why = Literal["forged", "purpose", "principal", "session", "digest", "expired", "used"]
+"""Why a state was refused: not ours (or tampered), sealed for another purpose, principal,
+session, or tool and arguments, past its expiry, or its nonce spent already."""
+_PURPOSES: tuple[Purpose, ...] = ("confirm", "held", "code", "pin")
+PREFIX = "mcp-router.s1."
+MAX_MEMORY_NONCES = 10_000
+"""Nonces one process remembers as used (until their state expires) without a store."""
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Who and what a state is for; every field must match when it comes back."""
+
+    purpose: Purpose
+    principal: str = ""
+    """`Principal.key`, or "" for a request without identities."""
+    session: str | None = None
+    """The handshake session's id; None on 2026-07-28 (sessionless)."""
+    digest: str = ""
+    """`digest(...)` of what the state authorizes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """A state that passed every check but its nonce."""
+
+    binding: Binding
+    data: Mapping[str, Any]
+    nonce: str
+    expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    why: Why
+
+    def describe(self) -> str:
+        return _REASONS[self.why]
+
+
+_REASONS: dict[Why, str] = {
+    "forged": "the request state is not one this router sealed",
+    "purpose": "the request state was issued for another kind of question",
+    "principal": "the request state was issued to another principal",
+    "session": "the request state was issued in another session",
+    "digest": "the request state was issued for another tool or other arguments",
+    "expired": "the request state has expired",
+    "used": "the request state was used already",
+}
+
+
+class NonceLedger(Protocol):
+    """Where nonces are spent: `claim` is True for the first claim of a nonce only, across
+    everything that shares the ledger (blocking: it may be a database)."""
+
+    def claim(self, nonce: str, expires: float) -> bool: ...
+
+
+class MemoryNonces:
+    """One process's ledger: bounded, and full means refused (fail closed)."""
+
+    def __init__(
+        self, limit: int = MAX_MEMORY_NONCES, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._limit = limit
+        self._clock = clock
+        self._used: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def claim(self, nonce: str, expires: float) -> bool:
+        now = self._clock()
+        with self._lock:
+            for used, until in list(self._used.items()):
+                if until < now:
+                    del self._used[used]
+            if nonce in self._used or len(self._used) >= self._limit:
+                return False
+            self._used[nonce] = expires
+            return True
+
+
+def digest(*parts: Any) -> str:
+    """The sha256 of the canonical JSON of `parts` (a tool's server, name and arguments)."""
+    canonical = json.dumps(list(parts), sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass
+class Sealer:
+    """Seals and opens states under one key; one per router process."""
+
+    key: bytes | None = None
+    ledger: NonceLedger = field(default_factory=MemoryNonces)
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self._key = self.key or secrets.token_bytes(32)
+
+    @staticmethod
+    def is_sealed(state: str | None) -> bool:
+        return state is not None and state.startswith(PREFIX)
+
+    def seal(self, binding: Binding, seconds: float, data: Mapping[str, Any] | None = None) -> str:
+        body = {
+            "p": binding.purpose,
+            "who": binding.principal,
+            "s": binding.session,
+            "d": binding.digest,
+            "n": secrets.token_urlsafe(16),
+            "exp": self.clock() + seconds,
+            "data": dict(data or {}),
+        }
+        encoded = base64.urlsafe_b64encode(json.dumps(body).encode()).decode()
+        return f"{PREFIX}{encoded}.{self._mac(encoded)}"
+
+    def purpose_of(self, state: str | None) -> Purpose | None:
+        """The purpose of a genuine state of ours, without checking anything else."""
+        body = self._body(state)
+        purpose = body.get("p") if body else None
+        for known in _PURPOSES:
+            if purpose == known:
+                return known
+        return None
+
+    def open(self, state: str | None, expected: Binding) -> Opened | Refused:
+        """The state, if it is ours, unexpired and bound to `expected` in every field."""
+        body = self._body(state)
+        if body is None:
+            return Refused("forged")
+        checks: tuple[tuple[Why, Any, Any], ...] = (
+            ("purpose", body.get("p"), expected.purpose),
+            ("principal", body.get("who"), expected.principal),
+            ("session", body.get("s"), expected.session),
+            ("digest", body.get("d"), expected.digest),
+        )
+        for why, found, wanted in checks:
+            if not _same(found, wanted):
+                return Refused(why)
+        expires, nonce, data = body.get("exp"), body.get("n"), body.get("data")
+        if not isinstance(expires, int | float) or not isinstance(nonce, str):
+            return Refused("forged")
+        if expires < self.clock():
+            return Refused("expired")
+        return Opened(expected, data if isinstance(data, dict) else {}, nonce, float(expires))
+
+    async def claim(self, opened: Opened) -> bool:
+        """Spend the state's nonce (once across the ledger); False if it was spent."""
+        return await anyio.to_thread.run_sync(self.ledger.claim, opened.nonce, opened.expires)
+
+    async def open_once(self, state: str | None, expected: Binding) -> Opened | Refused:
+        """`open`, then `claim`: a state that authorizes one thing, once."""
+        opened = self.open(state, expected)
+        if isinstance(opened, Refused):
+            return opened
+        return opened if await self.claim(opened) else Refused("used")
+
+    def _mac(self, encoded: str) -> str:
+        return hmac.new(self._key, encoded.encode(), hashlib.sha256).hexdigest()
+
+    def _body(self, state: str | None) -> dict[str, Any] | None:
+        if not self.is_sealed(state):
+            return None
+        assert state is not None
+        encoded, _, mac = state[len(PREFIX) :].rpartition(".")
+        if not hmac.compare_digest(mac.encode(), self._mac(encoded).encode()):
+            return None
+        try:
+            body = json.loads(base64.urlsafe_b64decode(encoded.encode()))
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+
+def _same(found: Any, wanted: Any) -> bool:
+    if wanted is None or found is None:
+        return found is None and wanted is None
+    return (
+        isinstance(found, str)
+        and isinstance(wanted, str)
+        and hmac.compare_digest(found.encode(), wanted.encode())
+    )
