@@ -14,6 +14,7 @@ import mcp_types as types
 import pytest
 
 from router.accounting.tokens import TokenCounter
+from router.config import parse_config
 from router.errors import InvalidParams
 from router.server.kept import PART_META_KEY, KeptResults, Owner
 from router.server.limits import META_KEY, cut_result, limit_result, readable_text
@@ -243,3 +244,61 @@ async def test_an_offset_past_the_end_is_refused() -> None:
     assert call is not None
     with pytest.raises(InvalidParams, match="past the end of the kept result"):
         await kept.read(owner, call["arguments"]["handle"], 20_001)
+
+
+async def keep(kept: KeptResults, owner: Owner, size: int) -> str:
+    """Cut a `size`-character result for `owner`; the handle its marker names."""
+    first = await limit_result(text_result(words(size)), 1_000, kept.keeping(owner))
+    call = call_of(first)
+    assert call is not None
+    handle: str = call["arguments"]["handle"]
+    return handle
+
+
+async def test_a_principal_over_its_share_loses_its_own_oldest_and_no_one_elses() -> None:
+    kept = KeptResults(max_bytes=400_000, counter=COUNTER, share=0.25)
+    bob, mallory = Owner("bob"), Owner("mallory")
+    bobs = await keep(kept, bob, 20_000)
+    mallorys = [await keep(kept, mallory, 40_000) for _ in range(12)]
+
+    assert kept.held_by("mallory")[0] <= kept.share_bytes == 100_000
+    await kept.read(bob, bobs, 0)
+    await kept.read(mallory, mallorys[-1], 0)
+    with pytest.raises(InvalidParams) as dropped:
+        await kept.read(mallory, mallorys[0], 0)
+    assert dropped.value.data == {"handle": mallorys[0], "reason": "dropped"}
+    assert "this caller's newer ones (each caller keeps at most 0.0954 MiB" in str(dropped.value)
+    # a text larger than a share is not offered a handle at all
+    keeping = kept.keeping(mallory)
+    assert keeping is not None and keeping.offer(150_000, 1_000) is None
+
+
+async def test_a_full_store_drops_the_fullest_principals_oldest_first() -> None:
+    """Four principals each within their share fill the count: the next text pushes out
+    the oldest of the one holding the most, not the oldest text of all (bob's)."""
+    kept = KeptResults(counter=COUNTER, max_count=8, share=0.5)
+    bob, carol, mallory = Owner("bob"), Owner("carol"), Owner("mallory")
+    bobs = await keep(kept, bob, 5_000)
+    carols = [await keep(kept, carol, 5_000) for _ in range(3)]
+    mallorys = [await keep(kept, mallory, 5_000) for _ in range(4)]
+    assert kept.held_by("mallory")[1] == 4 and kept.held_by(None) == (0, 0)
+    newest = await keep(kept, carol, 5_000)  # the store is full: mallory holds the most
+
+    await kept.read(bob, bobs, 0)
+    for handle in (*carols, newest):
+        await kept.read(carol, handle, 0)
+    with pytest.raises(InvalidParams) as dropped:
+        await kept.read(mallory, mallorys[0], 0)
+    assert dropped.value.data == {"handle": mallorys[0], "reason": "dropped"}
+    assert "kept results share 64 MiB and 8 results" in str(dropped.value)
+    assert kept.held_by("mallory")[1] == 3
+
+
+def test_identities_give_each_principal_a_quarter() -> None:
+    oauth = {"issuer": "https://idp.test", "audience": "https://router.test/mcp"}
+    alone = KeptResults.from_config(parse_config({"mcpServers": {}}))
+    shared = KeptResults.from_config(
+        parse_config({"mcpServers": {}, "router": {"http": {"oauth": oauth}}})
+    )
+    assert (alone.share_bytes, alone.share_count) == (64 << 20, 4_096)
+    assert (shared.share_bytes, shared.share_count) == (16 << 20, 1_024)

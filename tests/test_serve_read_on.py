@@ -185,3 +185,51 @@ async def test_another_principal_cannot_read_a_handle_its_owner_reads_from_any_r
     assert text == words(20_000)
     assert refused.value.code == types.INVALID_PARAMS
     assert refused.value.data == {"handle": call["arguments"]["handle"], "reason": "unknown"}
+
+
+async def test_one_principal_keeping_many_big_results_leaves_anothers_handle_readable(
+    tmp_path: Path,
+) -> None:
+    """Mallory fills the kept results (1 MiB here) with cut results of 100 KB each; bob's
+    one handle, made first, still reads: mallory loses its own oldest instead."""
+    client_id, secret = INTROSPECTION_CLIENT
+    async with running_provider() as provider:
+        cfg = config(
+            SERVERS,
+            cache_dir=str(tmp_path),
+            limits={"keep_mib": 1},
+            http={
+                "oauth": {
+                    "issuer": provider.url,
+                    "audience": AUDIENCE,
+                    "scopes": ["mcp"],
+                    "introspection_endpoint": f"{provider.url}/introspect",
+                    "client_id": client_id,
+                    "client_secret": secret,
+                }
+            },
+        )
+        bob = {"Authorization": f"Bearer {provider.token('bob', AUDIENCE)}"}
+        mallory = {"Authorization": f"Bearer {provider.token('mallory', AUDIENCE)}"}
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        async with http_front(cfg, policy) as running:
+            with anyio.fail_after(120):
+                await until_indexed(running.state)
+                async with streamable_client(running.mcp, bob) as client:
+                    bobs = await client.call_tool("small__text", {"size": 20_000})
+                calls = []
+                async with streamable_client(running.mcp, mallory) as client:
+                    for _ in range(12):
+                        first = await client.call_tool("small__text", {"size": 100_000})
+                        calls.append(call_of(parts(first)[1]))
+                    with pytest.raises(MCPError) as dropped:
+                        await client.call_tool("call_tool", calls[0])
+                    newest = await client.call_tool("call_tool", calls[-1])
+                async with streamable_client(running.mcp, bob) as client:
+                    text = await read_on(client, bobs)
+
+    assert text == words(20_000)
+    assert not newest.is_error
+    assert dropped.value.code == types.INVALID_PARAMS
+    assert dropped.value.data is not None and dropped.value.data["reason"] == "dropped"
+    assert "this caller's newer ones" in str(dropped.value)

@@ -8,10 +8,14 @@ remains.
 
 Retention (`router.limits`): in memory, in this process, each text `keep_seconds` (900, 15
 minutes) after its call; all texts together at most `keep_mib` (64 MiB, measured as Python
-holds them), the oldest dropped first to make room, and a text larger than that is not kept
-(its marker names no handle). Results cut at a limit under `READ_ON_MIN_LIMIT` tokens are
-not kept (a part would hold little more than its marker). 0 for either setting turns
-keeping off.
+holds them) and `KEEP_COUNT` texts. With identities, one principal holds at most its share,
+`PRINCIPAL_SHARE` of both (16 MiB and 1,024 texts by default): a principal over its share
+loses its own oldest first, and when the whole store is full the principal holding the most
+loses its oldest, so one principal filling the store never pushes out another's results
+while it holds more than that one. A text larger than a share is not kept (its marker names
+no handle). Without identities every caller is one principal, and its share is the whole
+store. Results cut at a limit under `READ_ON_MIN_LIMIT` tokens are not kept (a part would
+hold little more than its marker). 0 for either setting turns keeping off.
 
 A handle is bound to the principal of the call that made it (`Principal.key`; none without
 identities) and, for a handshake-revision client, to its connection: another principal or
@@ -43,9 +47,11 @@ from router.meta_tools import READ_RESULT
 from router.server.cutting import head_of, measure_text
 
 __all__ = [
+    "KEEP_COUNT",
     "KEEP_MIB",
     "KEEP_SECONDS",
     "PART_META_KEY",
+    "PRINCIPAL_SHARE",
     "READ_ON_MIN_LIMIT",
     "Keeping",
     "KeptResults",
@@ -56,6 +62,13 @@ __all__ = [
 
 KEEP_SECONDS = 900.0
 KEEP_MIB = 64.0
+KEEP_COUNT = 4_096
+"""Texts kept at most, all principals together (the table's rows, whatever their size)."""
+PRINCIPAL_SHARE = 0.25
+"""With identities, the part of the bytes and of the count one principal may hold. A quarter
+leaves three quarters to the others when one fills its share, and still lets a principal
+keep 16 MiB by default: 160 parts at the default 25,000-token limit, more than a model reads
+on in the 15 minutes a text is kept."""
 READ_ON_MIN_LIMIT = 256
 """Results cut at a smaller limit are not kept."""
 PART_META_KEY = "mcp-router/part"
@@ -108,6 +121,14 @@ class _Kept:
     size: int
 
 
+@dataclass(slots=True)
+class _Holding:
+    """One principal's kept texts, oldest first, and their bytes."""
+
+    handles: OrderedDict[str, None]
+    size: int = 0
+
+
 class KeptResults:
     """The kept texts of cut results, bounded in time and in memory; thread-safe (texts are
     kept from the worker thread that cut them)."""
@@ -118,24 +139,34 @@ class KeptResults:
         max_bytes: int = int(KEEP_MIB * _MIB),
         clock: Callable[[], float] = time.monotonic,
         counter: TokenCounter | None = None,
+        *,
+        max_count: int = KEEP_COUNT,
+        share: float = 1.0,
     ) -> None:
         self.seconds = seconds
         self.max_bytes = max_bytes
+        self.max_count = max_count
+        self.share_bytes = int(max_bytes * share)
+        """What one principal may hold: its share of the bytes and of the count."""
+        self.share_count = max(1, int(max_count * share))
         self.clock = clock
         self._counter = counter or TokenCounter()
         self._kept: OrderedDict[str, _Kept] = OrderedDict()
+        self._holdings: dict[str | None, _Holding] = {}
         self._gone: OrderedDict[str, tuple[Owner, str]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> KeptResults:
+        """With identities (`router.http.oauth`) each principal gets `PRINCIPAL_SHARE`."""
         limits = config.router.limits
-        return cls(limits.keep_seconds, int(limits.keep_mib * _MIB))
+        share = PRINCIPAL_SHARE if config.router.http.oauth is not None else 1.0
+        return cls(limits.keep_seconds, int(limits.keep_mib * _MIB), share=share)
 
     @property
     def enabled(self) -> bool:
-        return self.seconds > 0 and self.max_bytes > 0
+        return self.seconds > 0 and self.max_bytes > 0 and self.max_count > 0
 
     @property
     def held_bytes(self) -> int:
@@ -148,18 +179,46 @@ class KeptResults:
         return Keeping(self, owner) if self.enabled else None
 
     def put(self, handle: str, owner: Owner, text: str, limit: int) -> bool:
-        """Keep `text` under `handle`; False when it is larger than all the room there is."""
+        """Keep `text` under `handle`; False when it is larger than a principal's share.
+        Room is made from the owner's own oldest while it is over its share, then from the
+        oldest of whoever holds the most while the store is full."""
         size = sys.getsizeof(text)
-        if size > self.max_bytes:
+        if size > self.share_bytes:
             return False
         with self._lock:
             now = self.clock()
             self._purge(now)
-            while self._kept and self._bytes + size > self.max_bytes:
-                self._forget(next(iter(self._kept)), "dropped")
+            mine = self._holdings.get(owner.principal)
+            while mine is not None and mine.handles and self._over_share(mine, size):
+                self._forget(next(iter(mine.handles)), "share")
+            while self._kept and (
+                self._bytes + size > self.max_bytes or len(self._kept) >= self.max_count
+            ):
+                self._forget(self._fullest_oldest(), "dropped")
             self._kept[handle] = _Kept(owner, text, limit, now + self.seconds, size)
             self._bytes += size
+            mine = self._holdings.setdefault(owner.principal, _Holding(OrderedDict()))
+            mine.handles[handle] = None
+            mine.size += size
         return True
+
+    def held_by(self, principal: str | None) -> tuple[int, int]:
+        """The bytes and the count of texts `principal` holds now."""
+        with self._lock:
+            self._purge(self.clock())
+            mine = self._holdings.get(principal)
+            return (mine.size, len(mine.handles)) if mine is not None else (0, 0)
+
+    def _over_share(self, holding: _Holding, size: int) -> bool:
+        return holding.size + size > self.share_bytes or len(holding.handles) >= self.share_count
+
+    def _fullest_oldest(self) -> str:
+        """The oldest handle of the principal holding the largest part of either bound."""
+
+        def fullness(holding: _Holding) -> float:
+            return max(holding.size / self.max_bytes, len(holding.handles) / self.max_count)
+
+        return next(iter(max(self._holdings.values(), key=fullness).handles))
 
     async def read(self, reader: Owner, handle: str, offset: int) -> types.CallToolResult:
         """The part of the kept text from `offset` on, within its limit (`InvalidParams`
@@ -188,21 +247,29 @@ class KeptResults:
             return kept
         if kept is None and gone is not None and gone[0].admits(reader):
             reason = gone[1]
-            why = (
-                f"it expired: a cut result is kept {duration(self.seconds)} after its call"
-                if reason == "expired"
-                else "it was dropped to make room for newer ones (kept results share "
-                f"{self.max_bytes / _MIB:g} MiB)"
-            )
             raise InvalidParams(
-                f"{READ_RESULT}: the kept result {handle!r} is gone: {why}; call the tool again",
-                {"handle": handle, "reason": reason},
+                f"{READ_RESULT}: the kept result {handle!r} is gone: {self._why(reason)}; "
+                "call the tool again",
+                {"handle": handle, "reason": "expired" if reason == "expired" else "dropped"},
             )
         raise InvalidParams(
             f"{READ_RESULT}: no kept result {handle!r} here: a handle reads only in the session "
             f"and for the caller that got it, on the router that cut the result, for "
             f"{duration(self.seconds)} after its call",
             {"handle": handle, "reason": "unknown"},
+        )
+
+    def _why(self, reason: str) -> str:
+        if reason == "expired":
+            return f"it expired: a cut result is kept {duration(self.seconds)} after its call"
+        if reason == "share":
+            return (
+                "it was dropped to make room for this caller's newer ones (each caller keeps "
+                f"at most {self.share_bytes / _MIB:.3g} MiB and {self.share_count:,} results)"
+            )
+        return (
+            "it was dropped to make room for newer ones (kept results share "
+            f"{self.max_bytes / _MIB:g} MiB and {self.max_count:,} results)"
         )
 
     def _part(self, kept: _Kept, handle: str, offset: int) -> types.CallToolResult:
@@ -239,6 +306,11 @@ class KeptResults:
     def _forget(self, handle: str, reason: str) -> None:
         kept = self._kept.pop(handle)
         self._bytes -= kept.size
+        holding = self._holdings[kept.owner.principal]
+        del holding.handles[handle]
+        holding.size -= kept.size
+        if not holding.handles:
+            del self._holdings[kept.owner.principal]
         self._gone[handle] = (kept.owner, reason)
         while len(self._gone) > _GONE_REMEMBERED:
             self._gone.popitem(last=False)
@@ -254,7 +326,7 @@ class Keeping:
     def offer(self, size: int, limit: int) -> Offer | None:
         """A fresh handle for a result whose readable text holds `size` bytes, cut at
         `limit`; None when it would not be kept."""
-        if limit < READ_ON_MIN_LIMIT or size > self.results.max_bytes:
+        if limit < READ_ON_MIN_LIMIT or size > self.results.share_bytes:
             return None
         return Offer(f"rr-{secrets.token_urlsafe(16)}", self.results.seconds)
 
