@@ -172,13 +172,19 @@ async def test_the_rest_api_refuses_with_json_details(front: Front) -> None:
             for case, status, options in refusals(GOOD, query, {**query, "pad": "x" * LIMIT}):
                 answer = await http.post("/v1/route", **request_options(options, query))
                 answers.append((case, status, answer))
-            unauthenticated = await http.get("/healthz")
+            unauthenticated = await http.get("/v1/tools")
+            plain_health = await http.get("/healthz")
+            detailed_health = await http.get("/healthz", headers=GOOD)
             allowed = await http.post("/v1/route", json=query, headers=GOOD)
 
     for case, status, answer in answers:
         assert answer.status_code == status, (case, answer.text)
         validate(openapi, "ErrorBody", answer.json())
     assert unauthenticated.status_code == 401
+    # a load balancer's check needs no token, and learns readiness only
+    assert plain_health.status_code == 200
+    assert plain_health.json()["status"] == "ready" and plain_health.json()["tools"] is None
+    assert detailed_health.json()["tools"] == 1
     assert allowed.status_code == 200
     assert allowed.json()["results"][0]["name"] == "counting__touch"
     assert openapi["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"

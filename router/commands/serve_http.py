@@ -18,6 +18,8 @@ from router.embedding.base import Embedder
 logger = logging.getLogger(__name__)
 
 TOKEN_VARIABLE = "ROUTER_TOKEN"
+OPERATOR_TOKEN_VARIABLE = "ROUTER_OPERATOR_TOKEN"
+"""A second bearer token, for `/metrics` and the detailed `/healthz` only (a scraper's)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +60,12 @@ def run(
     settings = config.router.http
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
-    policy = SecurityPolicy.for_bind(settings, host, args.token or os.environ.get(TOKEN_VARIABLE))
+    policy = SecurityPolicy.for_bind(
+        settings,
+        host,
+        args.token or os.environ.get(TOKEN_VARIABLE),
+        os.environ.get(OPERATOR_TOKEN_VARIABLE),
+    )
     with bind(host, port) as sock:
         bound = sock.getsockname()[1]  # the port itself when 0 asked for any free one
         servers = ", ".join(config.enabled_servers()) or "none"

@@ -9,6 +9,11 @@ unprefixed prompt name another server's prompt already has is a clash, named as 
 listed. Reads, gets and completions are routed back to the owning upstream, and a host's
 `resources/subscribe` becomes a watch there (`router.server.subscriptions`). A read or a
 prompt over the owning server's result limit is cut like a tool result (`router.server.limits`).
+
+Everything here is served from the upstreams the caller's profile may see
+(`router.server.authorization.visible_upstreams`): another server's resources, templates and
+prompts are not listed, and reading, getting, completing or subscribing to one is the same
+-32602 "unknown" as for one that never existed.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.errors import InvalidParams
 from router.sdk.internals import connection_of
+from router.server.authorization import visible_upstreams
 from router.server.limits import limit_prompt, limit_resource
-from router.server.routes import owner_of_uri, routes_of
+from router.server.routes import Routes, owner_of_uri, routes_of
 from router.server.state import RouterState
 from router.upstream.capabilities import for_host
 from router.upstream.host_requests import InputAnswers
@@ -33,18 +39,21 @@ logger = logging.getLogger(__name__)
 Context = ServerRequestContext[RouterState, Any]
 
 
+def _routes(ctx: Context) -> Routes:
+    """The resources, templates and prompts of the upstreams the caller may see."""
+    return routes_of(visible_upstreams(ctx.lifespan_context.pool.upstreams))
+
+
 async def list_resources(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
-    return types.ListResourcesResult(
-        resources=routes_of(ctx.lifespan_context.pool.upstreams).resources
-    )
+    return types.ListResourcesResult(resources=_routes(ctx).resources)
 
 
 async def list_resource_templates(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListResourceTemplatesResult:
-    templates = routes_of(ctx.lifespan_context.pool.upstreams).templates
+    templates = _routes(ctx).templates
     return types.ListResourceTemplatesResult(resource_templates=templates)
 
 
@@ -53,11 +62,11 @@ async def read_resource(
 ) -> types.ReadResourceResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
     try:
-        owner, upstream_uri = owner_of_uri(routes_of(pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
     except InvalidParams:
         if not await _waited_for_upstreams(ctx):
             raise
-        owner, upstream_uri = owner_of_uri(routes_of(pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
     async with ctx.lifespan_context.relay.calling(ctx, owner):
         with for_host(ctx.session.client_capabilities):
             result = await pool.read_resource(
@@ -100,7 +109,7 @@ async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types
     whenever its upstream says it changed (`router.server.subscriptions`)."""
     state = ctx.lifespan_context
     uri = str(params.uri)
-    owner, upstream_uri = owner_of_uri(routes_of(state.pool.upstreams), uri)
+    owner, upstream_uri = owner_of_uri(_routes(ctx), uri)
     host = connection_of(ctx.session)
     state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
     return types.EmptyResult()
@@ -110,7 +119,7 @@ async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> t
     """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end."""
     state = ctx.lifespan_context
     try:
-        owner, upstream_uri = owner_of_uri(routes_of(state.pool.upstreams), str(params.uri))
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
     except InvalidParams:
         return types.EmptyResult()
     host = connection_of(ctx.session)
@@ -121,7 +130,7 @@ async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> t
 async def list_prompts(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListPromptsResult:
-    routes = routes_of(ctx.lifespan_context.pool.upstreams)
+    routes = _routes(ctx)
     for clash in routes.prompt_clashes:
         logger.error("%s", clash.describe("prompt"))
     return types.ListPromptsResult(prompts=routes.prompts)
@@ -131,9 +140,9 @@ async def get_prompt(
     ctx: Context, params: types.GetPromptRequestParams
 ) -> types.GetPromptResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
-    owner = routes_of(pool.upstreams).prompt_owner.get(params.name)
+    owner = _routes(ctx).prompt_owner.get(params.name)
     if owner is None and await _waited_for_upstreams(ctx):
-        owner = routes_of(pool.upstreams).prompt_owner.get(params.name)
+        owner = _routes(ctx).prompt_owner.get(params.name)
     if owner is None:
         raise InvalidParams(f"unknown prompt {params.name!r}")
     server, name = owner
@@ -155,7 +164,7 @@ async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.C
     """`completion/complete` for an upstream prompt's or resource template's argument, asked
     of the upstream that owns it under the name it gave."""
     pool = ctx.lifespan_context.pool
-    routes = routes_of(pool.upstreams)
+    routes = _routes(ctx)
     ref = params.ref
     if isinstance(ref, types.PromptReference):
         owner = routes.prompt_owner.get(ref.name)

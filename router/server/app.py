@@ -24,7 +24,7 @@ from router.changes import Changes
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
-from router.errors import EmbeddingError
+from router.errors import EmbeddingError, InvalidParams
 from router.pinning import Pinning, PinStore
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
@@ -32,6 +32,7 @@ from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server import aggregate, tools
 from router.server.approval import Approvals
+from router.server.authorization import authorize, visible_upstreams
 from router.server.code_runs import CodeRuns
 from router.server.errors import errors_as_mcp
 from router.server.index import LiveIndex
@@ -42,6 +43,7 @@ from router.server.passthrough import every_tool, listing_key, records_key
 from router.server.readiness import Readiness
 from router.server.relay import HostRelay
 from router.server.reload import ConfigReload
+from router.server.routes import Routes, owner_of_uri, routes_of
 from router.server.state import RouterState
 from router.server.visibility import Visibility
 from router.store.base import VectorStore
@@ -246,10 +248,26 @@ async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: Cal
 async def _listen(
     ctx: ServerRequestContext[RouterState, Any], params: types.SubscriptionsListenRequestParams
 ) -> types.SubscriptionsListenResult:
-    """`subscriptions/listen` (2026-07-28): the router's own streams (`router.server.listen`)."""
+    """`subscriptions/listen` (2026-07-28): the router's own streams (`router.server.listen`).
+    A stream hears updates only of resources the caller may see: the others are dropped from
+    its request, as unknown URIs are."""
     listen = ctx.lifespan_context.listen
     assert listen is not None  # every router state has its streams
+    requested = params.notifications.resource_subscriptions
+    if requested:
+        routes = routes_of(visible_upstreams(ctx.lifespan_context.pool.upstreams))
+        seen = [uri for uri in requested if _resolves(routes, uri)]
+        notifications = params.notifications.model_copy(update={"resource_subscriptions": seen})
+        params = params.model_copy(update={"notifications": notifications})
     return await listen.serve(ctx, params)
+
+
+def _resolves(routes: Routes, uri: str) -> bool:
+    try:
+        owner_of_uri(routes, uri)
+    except InvalidParams:
+        return False
+    return True
 
 
 async def _roots_changed(
@@ -321,6 +339,8 @@ def build_server(
     )
     server.middleware.append(_note_host)
     server.middleware.append(count_requests)  # requests by surface and method (/metrics)
+    # The one door: a method without a rule is refused; every other runs with its Access.
+    server.middleware.append(authorize)
     # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
     # 2026-07-28; the handshake revisions have it.
     server.add_request_handler(

@@ -31,6 +31,7 @@ from router.errors import InvalidParams, RouterError, ToolDenied, ToolHeld
 from router.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS, search_arguments
 from router.retrieval.types import ScoredTool
 from router.sdk.internals import connection_of
+from router.server.authorization import current_access
 from router.server.code_runs import Run
 from router.server.limits import limit_result
 from router.server.readiness import Coverage, describe
@@ -194,7 +195,7 @@ async def _search(
     query, k = search_arguments(arguments)
     results = await state.search(query, k, connection_of(ctx.session))
     held = await state.searcher.held_for(query)
-    coverage = state.readiness.coverage()
+    coverage = state.readiness.coverage().seen_by(current_access().sees_server)
     snapshot = state.snapshot
     hidden = state.visibility.hidden(snapshot, state.visibility.view())
     flagged = snapshot.flagged

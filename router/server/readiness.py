@@ -15,7 +15,7 @@ come from such a listing, and how old that listing is.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,16 @@ class Coverage:
     @property
     def complete(self) -> bool:
         return not self.starting and not self.model_loading
+
+    def seen_by(self, sees_server: Callable[[str], bool]) -> Coverage:
+        """Only the upstreams a caller may see (`Access.sees_server`): another server's
+        state and last error are not the caller's to read."""
+        return Coverage(
+            tuple(name for name in self.starting if sees_server(name)),
+            tuple(down for down in self.down if sees_server(down.name)),
+            self.model_loading,
+            tuple(cached for cached in self.cached if sees_server(cached.name)),
+        )
 
     @property
     def unsearched(self) -> tuple[str, ...]:

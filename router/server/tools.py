@@ -37,6 +37,7 @@ from router.policy import Verdict
 from router.sdk.internals import connection_of
 from router.server import code_tools
 from router.server.approval import Approved
+from router.server.authorization import current_access
 from router.server.errors import errors_as_mcp, tool_error_result
 from router.server.held_calls import HeldCall
 from router.server.kept import Keeping, Owner
@@ -190,7 +191,7 @@ async def _search_tools(
     query, k = search_arguments(arguments)
     results = await state.search(query, k, _connection(ctx))
     held = await state.searcher.held_for(query)
-    coverage = state.readiness.coverage()
+    coverage = state.readiness.coverage().seen_by(current_access().sees_server)
     snapshot = state.snapshot
     hidden = state.visibility.hidden(snapshot, state.visibility.view())
     indexed, flagged = len(snapshot.catalog) - len(hidden), snapshot.flagged

@@ -18,7 +18,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 
 from router.catalog import ToolRecord
 from router.config import RouterConfig
-from router.profiles import EVERYTHING, Principal, Profiles, View
+from router.profiles import EVERYTHING, OperatorRule, Principal, Profiles, View
 from router.server.index import Snapshot
 
 MAX_VIEWS = 64
@@ -45,16 +45,31 @@ def current_principal(groups_claim: str = "groups") -> Principal | None:
 class Visibility:
     """`router.profiles` applied to the current catalog."""
 
-    def __init__(self, profiles: Profiles | None = None, groups_claim: str = "groups") -> None:
+    def __init__(
+        self,
+        profiles: Profiles | None = None,
+        groups_claim: str = "groups",
+        *,
+        operators: OperatorRule | None = None,
+        identities: bool = False,
+    ) -> None:
         self.profiles = profiles or Profiles({})
         self.groups_claim = groups_claim
+        self.operators = operators or OperatorRule()
+        self.identities = identities
+        """Whether the front verifies identities (`router.http.oauth`)."""
         self._hidden: OrderedDict[tuple[int, View], frozenset[int]] = OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> Visibility:
         oauth = config.router.http.oauth
-        return cls(Profiles(config.router.profiles), oauth.groups_claim if oauth else "groups")
+        return cls(
+            Profiles(config.router.profiles),
+            oauth.groups_claim if oauth else "groups",
+            operators=OperatorRule(config.router.operators),
+            identities=oauth is not None,
+        )
 
     def principal(self) -> Principal | None:
         return current_principal(self.groups_claim)
@@ -67,6 +82,17 @@ class Visibility:
 
     def permits(self, view: View, record: ToolRecord) -> bool:
         return self.profiles.permits(view, record)
+
+    def permits_server(self, view: View, server: str) -> bool:
+        return self.profiles.permits_server(view, server)
+
+    def is_operator(self, principal: Principal | None) -> bool:
+        """An operator: one `router.operators` admits, or, on a router without identities
+        (stdio, the shared token), whoever passed the front, since every such caller is
+        the same trust already."""
+        if not self.identities:
+            return True
+        return self.operators.admits(principal)
 
     def visible(self, view: View, records: Iterable[ToolRecord]) -> list[ToolRecord]:
         return [record for record in records if self.permits(view, record)]

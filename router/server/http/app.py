@@ -23,6 +23,7 @@ from router.config import RouterConfig
 from router.embedding.base import Embedder
 from router.errors import RouterError
 from router.server.app import build_server, router_state
+from router.server.http.authorize import authorize_rest
 from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.front import FrontState, ReadyLatch
@@ -80,7 +81,8 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        dependencies=[Depends(count_rest_request)],  # REST requests, for /metrics
+        # The one door (`router.server.authorization`) first, then the count for /metrics.
+        dependencies=[Depends(authorize_rest), Depends(count_rest_request)],
     )
     # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).
     bearer = [Depends(HTTPBearer(auto_error=False))] if policy.guarded else []
@@ -89,7 +91,7 @@ def create_app(
     app.include_router(metrics_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
-    public = PUBLIC_PATHS
+    public = PUBLIC_PATHS | {"/healthz"}  # its detail needs a credential; its status not
     if policy.tokens is not None:  # clients read where to get a token before they have one
         app.router.routes.extend(metadata_routes(policy.tokens.settings))
         public = public | metadata_paths(policy.tokens.settings)

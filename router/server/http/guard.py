@@ -27,12 +27,19 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
+from router.server.authorization import ANONYMOUS, OPERATOR
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.resource_metadata import challenge
 from router.server.http.security import SecurityPolicy
 from router.server.http.tokens import IssuerUnreachable, TokenRejected
 
 _Refusal = tuple[int, str, dict[str, str] | None]
+
+OPERATOR_PATHS = frozenset({"/metrics", "/healthz"})
+"""Where the operator token (`ROUTER_OPERATOR_TOKEN`) is accepted, and nowhere else."""
+DETAIL_PATHS = frozenset({"/healthz"})
+"""Public paths whose answer has more for a caller who shows a credential: one sent there
+is checked like any other, so an operator's detail needs a token that verifies."""
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +59,14 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        public = scope["method"] in ("GET", "HEAD") and scope["path"] in self.public_paths
+        path = scope["path"]
+        public = scope["method"] in ("GET", "HEAD") and path in self.public_paths
+        if public and path in DETAIL_PATHS and headers.get("authorization"):
+            public = False
+        if path in OPERATOR_PATHS and self.policy.operator_accepted(headers.get("authorization")):
+            scope[OPERATOR] = public = True
+        elif public and self.policy.guarded:  # an open front has no credential to show
+            scope[ANONYMOUS] = True
         refusal = self._refusal(headers, public=public)
         if refusal is None and not public and self.policy.tokens is not None:
             refusal = await self._authenticate(scope, headers)

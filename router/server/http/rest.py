@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from router.accounting.formats import ToolFormat
 from router.errors import StillStarting
+from router.server.authorization import current_access
 from router.server.http.front import front_of
 from router.server.http.rest_models import (
     ErrorBody,
@@ -104,12 +105,15 @@ async def healthz(request: Request, response: Response) -> Health:
     """200 once a search runs at full speed (the model loaded, every upstream tried, the
     healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
     not here. `sessions` counts the MCP sessions open now; `held_tools` names the tools
-    that tool pinning holds (they do not make the router unready)."""
+    that tool pinning holds (they do not make the router unready). Everything but `status`
+    is for operators only: null for anyone else."""
     front = front_of(request)
     state = front["router"]
     ready = front["readiness"].check(state)
     if not ready:
         response.status_code = 503
+    if not current_access().operator:
+        return Health(status="ready" if ready else "starting")
     statuses = state.pool.statuses().values()
     needing = {s.name: s.last_error or "sign-in needed" for s in statuses if s.sign_in_needed}
     return Health(

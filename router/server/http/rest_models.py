@@ -139,30 +139,35 @@ class ToolsResponse(BaseModel):
 
 
 class Health(BaseModel):
+    """Readiness for everyone (a load balancer's check needs no credential); the rest only
+    for an operator (`router.operators`, `ROUTER_OPERATOR_TOKEN`, or any caller of a front
+    without identities that showed its credential): null otherwise."""
+
     status: Literal["ready", "starting"] = Field(
         description="ready once the index holds the upstreams' tools (HTTP 200), else 503"
     )
-    tools: int
-    upstreams: int
-    healthy_upstreams: int
-    pending: list[str]
-    idle: list[str] = Field(
-        default_factory=list,
+    tools: int | None = None
+    upstreams: int | None = None
+    healthy_upstreams: int | None = None
+    pending: list[str] | None = None
+    idle: list[str] | None = Field(
+        default=None,
         description="lazy upstreams not running (router.start): searched from their last "
         "listing, started by the first call that needs them",
     )
-    sign_in_needed: dict[str, str] = Field(
-        default_factory=dict,
+    sign_in_needed: dict[str, str] | None = Field(
+        default=None,
         description="upstreams that need a person to sign in (OAuth), each with the fix",
     )
-    sessions: int = Field(
+    sessions: int | None = Field(
+        default=None,
         description="MCP sessions open now: streamable-HTTP sessions (from the `initialize` "
         "that opens one until the client's DELETE, the idle timeout or shutdown closes it) "
-        "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)"
+        "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)",
     )
-    store: StoreHealth
-    held_tools: list[str] = Field(
-        default_factory=list,
+    store: StoreHealth | None = None
+    held_tools: list[str] | None = Field(
+        default=None,
         description="tools that tool pinning holds (router.pinning), as SERVER/TOOL: changed "
         "since approved, or new under strict; not listed, searched or called until "
         "`mcp-router tools approve`",

@@ -63,6 +63,9 @@ class SecurityPolicy:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     tokens: FrontTokens | None = None
     """`router.http.oauth`: each request's own access token, instead of the shared one."""
+    operator_token: str | None = None
+    """`ROUTER_OPERATOR_TOKEN`: accepted at `/metrics` and `/healthz` only, as an operator
+    (a scraper's or a health checker's credential, beside identities)."""
 
     def host_allowed(self, host: str | None) -> bool:
         return host is not None and matches(host.lower(), self.allowed_hosts)
@@ -91,8 +94,22 @@ class SecurityPolicy:
             credential.strip().encode(), self.token.encode()
         )
 
+    def operator_accepted(self, authorization: str | None) -> bool:
+        if self.operator_token is None:
+            return False
+        scheme, _, credential = (authorization or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credential.strip().encode(), self.operator_token.encode()
+        )
+
     @classmethod
-    def for_bind(cls, settings: HttpSettings, host: str, token: str | None) -> SecurityPolicy:
+    def for_bind(
+        cls,
+        settings: HttpSettings,
+        host: str,
+        token: str | None,
+        operator_token: str | None = None,
+    ) -> SecurityPolicy:
         """The policy for a front bound to `host`.
 
         Raises:
@@ -129,4 +146,5 @@ class SecurityPolicy:
             token=token,
             max_body_bytes=settings.max_body_bytes,
             tokens=tokens,
+            operator_token=operator_token or None,
         )
