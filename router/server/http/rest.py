@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
 
 from router.accounting.formats import ToolFormat
 from router.errors import StillStarting
@@ -101,7 +102,7 @@ async def list_catalog(
     responses={503: {"model": Health, "description": "still starting: the index is not built"}},
     summary="Readiness",
 )
-async def healthz(request: Request, response: Response) -> Health:
+async def healthz(request: Request, response: Response) -> Health | JSONResponse:
     """200 once a search runs at full speed (the model loaded, every upstream tried, the
     healthy ones indexed), 503 before. Upstreams that go down later show in `/v1/tools`,
     not here. `sessions` counts the MCP sessions open now; `held_tools` names the tools
@@ -112,8 +113,8 @@ async def healthz(request: Request, response: Response) -> Health:
     ready = front["readiness"].check(state)
     if not ready:
         response.status_code = 503
-    if not current_access().operator:
-        return Health(status="ready" if ready else "starting")
+    if not current_access().operator:  # readiness only: the rest is an operator's
+        return JSONResponse({"status": "ready" if ready else "starting"}, response.status_code)
     statuses = state.pool.statuses().values()
     needing = {s.name: s.last_error or "sign-in needed" for s in statuses if s.sign_in_needed}
     return Health(
