@@ -158,3 +158,72 @@ async def test_an_oauth_provider_still_loads_tokens_in_initialize() -> None:
     assert provider.context.token_expiry_time is not None
     with pytest.raises(sdk_internals.SdkInternalMissing, match=r"_initialize"):
         sdk_internals.restore_expiry_on_load(object())
+
+
+async def test_a_session_manager_still_admits_and_discards_sessions_through_two_methods() -> None:
+    """`hook_sessions` (item 7): each session the manager opens gets the store `opened`
+    made for it (its transport stores there: the priming event and the answer), a refused
+    admission is the manager's 503, and a DELETE reaches `closed`."""
+    import httpx2
+    from mcp.server.streamable_http import EventCallback, EventStore
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    class Recording(EventStore):
+        def __init__(self) -> None:
+            self.streams: list[str] = []
+
+        async def store_event(self, stream_id: str, message: Any) -> str:
+            self.streams.append(stream_id)
+            return f"{len(self.streams)}"
+
+        async def replay_events_after(self, last_event_id: str, send: EventCallback) -> None:
+            return None
+
+    stores: dict[str, Recording] = {}
+    closed: list[str] = []
+    admitting = [True]
+    manager = StreamableHTTPSessionManager(Server("probe"))
+    sdk_internals.hook_sessions(
+        manager,
+        admits=lambda: admitting[0],
+        opened=lambda session_id: stores.setdefault(session_id, Recording()),
+        closed=closed.append,
+    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    accept = {"accept": "application/json, text/event-stream"}
+    transport = httpx2.ASGITransport(app=manager.handle_request)
+    with anyio.fail_after(10):
+        async with manager.run(), httpx2.AsyncClient(transport=transport) as http:
+            opened = await http.post("http://probe/mcp", json=initialize, headers=accept)
+            session_id = opened.headers["mcp-session-id"]
+            version = {"mcp-protocol-version": "2025-11-25", "mcp-session-id": session_id}
+            ended = await http.delete("http://probe/mcp", headers={**accept, **version})
+            admitting[0] = False
+            refused = await http.post("http://probe/mcp", json=initialize, headers=accept)
+    assert opened.status_code == 200 and list(stores) == [session_id]
+    assert stores[session_id].streams == ["7", "7"], "the session's transport must store here"
+    assert ended.status_code == 200 and closed[0] == session_id
+    assert refused.status_code == 503 and len(stores) == 1
+    with pytest.raises(ValueError, match="without an event_store"):
+        sdk_internals.hook_sessions(
+            StreamableHTTPSessionManager(Server("probe"), event_store=Recording()),
+            admits=lambda: True,
+            opened=lambda _: Recording(),
+            closed=closed.append,
+        )
+    with pytest.raises(sdk_internals.SdkInternalMissing, match=r"_admit_session"):
+        sdk_internals.hook_sessions(
+            object(),  # type: ignore[arg-type]
+            admits=lambda: True,
+            opened=lambda _: Recording(),
+            closed=closed.append,
+        )

@@ -32,6 +32,13 @@ names it; `pyproject.toml` pins the tested minor release for the same reason.
    for a valid one until the server answers 401, which leads to a full sign-in instead of a
    refresh (python-sdk #1318). `restore_expiry_on_load` counts the expiry from the loaded
    token's `expires_in` (the token files store the seconds left).
+7. `StreamableHTTPSessionManager._admit_session` / `._discard_session` and
+   `StreamableHTTPServerTransport._event_store`: the manager hands its one `event_store` to
+   every session's transport, and the transport replays by event id alone, so one session
+   could resume another's stream (issue 33). `hook_sessions` gives each admitted session its
+   own store, can refuse a session before it is admitted (a principal's fair share), and
+   hears every way a session ends (DELETE, idle timeout, crash, shutdown) to drop what was
+   kept for it. The manager has no hook for any of these.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 if TYPE_CHECKING:  # the server side's modules load where they are used, not with the client's
     from mcp.server.connection import Connection
     from mcp.server.session import ServerSession
+    from mcp.server.streamable_http import EventStore
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = [
@@ -54,6 +62,7 @@ __all__ = [
     "TransportStreams",
     "WriteStream",
     "connection_of",
+    "hook_sessions",
     "last_context_of",
     "open_session_count",
     "restore_expiry_on_load",
@@ -157,3 +166,50 @@ def restore_expiry_on_load(provider: _P) -> _P:
 
     provider._initialize = initialize  # type: ignore[attr-defined]
     return provider
+
+
+def hook_sessions(
+    manager: StreamableHTTPSessionManager,
+    *,
+    admits: Callable[[], bool],
+    opened: Callable[[str], EventStore],
+    closed: Callable[[str], None],
+) -> None:
+    """Make `manager` ask `admits()` before it opens a session (False: it answers 503, as at
+    its own `max_sessions`), give each session it opens the event store `opened(session_id)`,
+    and call `closed(session_id)` however the session ends. `admits` and `opened` run in the
+    opening request's context (its principal), under the manager's session-creation lock.
+    Build `manager` with no `event_store`: a session is then resumable only through the store
+    `opened` gave it, and never through a shared one."""
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+    why = "each session's SSE events are kept apart from every other session's"
+    try:
+        admit = manager._admit_session
+        discard = manager._discard_session
+    except AttributeError:
+        raise SdkInternalMissing(
+            "StreamableHTTPSessionManager._admit_session / _discard_session", why
+        ) from None
+    if "_event_store" not in vars(StreamableHTTPServerTransport(mcp_session_id=None)):
+        raise SdkInternalMissing("StreamableHTTPServerTransport._event_store", why)
+    if manager.event_store is not None:
+        raise ValueError("hook_sessions needs a manager built without an event_store")
+
+    def admitted(requestor: Any) -> StreamableHTTPServerTransport | None:
+        if not admits():
+            return None
+        transport = admit(requestor)
+        if transport is not None:
+            assert transport.mcp_session_id is not None
+            transport._event_store = opened(transport.mcp_session_id)
+        return transport
+
+    async def discarded(session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        try:
+            await discard(session_id, transport)
+        finally:
+            closed(session_id)
+
+    manager._admit_session = admitted  # type: ignore[method-assign]
+    manager._discard_session = discarded  # type: ignore[method-assign]

@@ -9,11 +9,17 @@ mode, else the pins and the meta-tools), the aggregated prompts, the aggregated 
 templates, checked after every index swap and upstream change. A stream that asks for
 resource updates gets them for as long as it is open: each URI it names is watched at its
 upstream meanwhile (`Upstream.watching`, as `resources/subscribe` does for handshake hosts).
+
+Streams are a shared table: `MAX_STREAMS` in all, and with identities at most
+`STREAMS_PER_PRINCIPAL` for one principal, so one principal cannot take every slot. A listen
+past its principal's share is refused with -32600 (Invalid Request) before it is
+acknowledged, naming the share; past the global bound the SDK's handler refuses it (-32603).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -26,12 +32,16 @@ from mcp.server.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
+from mcp.shared.exceptions import MCPError
 
 from router.errors import InvalidParams
 from router.server.passthrough import every_tool, listing_key
 from router.server.routes import listing_names, resource_owner
+from router.server.visibility import current_principal
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from router.changes import Changes
     from router.server.index import LiveIndex
     from router.upstream import UpstreamPool
@@ -39,6 +49,8 @@ if TYPE_CHECKING:
 
 MAX_STREAMS = 256
 """Listen streams open at once, across every host of this router."""
+STREAMS_PER_PRINCIPAL = 16
+"""Listen streams one principal may hold open at once (a host needs one per connection)."""
 MAX_WATCHED = 100
 """Resource URIs one stream may watch."""
 _Keys = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -54,6 +66,7 @@ class ListenStreams:
         self._index = index
         self._pool = pool
         self._mode = mode
+        self._by_principal: Counter[str] = Counter()
 
     async def serve(
         self,
@@ -61,6 +74,37 @@ class ListenStreams:
         params: types.SubscriptionsListenRequestParams,
     ) -> types.SubscriptionsListenResult:
         """One listen stream, its resource URIs watched at their upstreams while it runs."""
+        principal = current_principal()
+        with self._share(principal.key if principal is not None else None):
+            return await self._serve(ctx, params)
+
+    @contextlib.contextmanager
+    def _share(self, key: str | None) -> Iterator[None]:
+        """One of the principal's `STREAMS_PER_PRINCIPAL` held for the stream's life (None:
+        no identities, one principal for every caller, bound by `MAX_STREAMS` alone)."""
+        if key is None:
+            yield
+            return
+        if self._by_principal[key] >= STREAMS_PER_PRINCIPAL:
+            raise MCPError(
+                types.INVALID_REQUEST,
+                f"mcp-router: this principal holds {STREAMS_PER_PRINCIPAL} listen streams "
+                "open already, its share of this router; close one first",
+                {"streams_per_principal": STREAMS_PER_PRINCIPAL},
+            )
+        self._by_principal[key] += 1
+        try:
+            yield
+        finally:
+            self._by_principal[key] -= 1
+            if not self._by_principal[key]:
+                del self._by_principal[key]
+
+    async def _serve(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.SubscriptionsListenRequestParams,
+    ) -> types.SubscriptionsListenResult:
         pool = self._pool
         requested = params.notifications.resource_subscriptions or []
         with contextlib.ExitStack() as watches:

@@ -10,11 +10,21 @@ replica: streamable HTTP names the session in the `mcp-session-id` header of eve
 which a balancer can learn; legacy SSE names it only inside the stream (the `endpoint`
 event's `/messages/?session_id=...`), so the `GET /sse` response also carries it in the
 `x-mcp-router-session` header (deploy/haproxy.cfg sticks on both).
+
+Each streamable-HTTP session resumes only its own SSE events (`event_store.py`): a
+`Last-Event-ID` that names no event of the session (another session's, a guess, or one too
+old to be kept) is refused with 400 rather than answered with an empty stream, which the
+SDK's client would reopen forever. Fair shares: with identities, one principal holds at most
+`SESSIONS_PER_PRINCIPAL` streamable-HTTP sessions and `SSE_PER_PRINCIPAL` legacy SSE streams
+(429 past either), on top of the global bounds (the SDK manager's 10,000 sessions,
+`MAX_SSE_STREAMS`). Without identities every caller is one principal, and only the global
+bounds apply.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from contextlib import AbstractAsyncContextManager
 
 from mcp.server.lowlevel import Server
@@ -24,15 +34,28 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
-from router.sdk.internals import open_session_count
+from router.sdk.internals import hook_sessions, open_session_count
 from router.server.http.errors import JsonRpcErrors, error_response
-from router.server.http.event_store import RETRY_MS, BoundedEventStore
+from router.server.http.event_store import RETRY_MS, BoundedEventStore, owner_key
 from router.server.state import RouterState
+from router.server.visibility import current_principal
 
 MESSAGES_PATH = "/messages/"
 SSE_SESSION_HEADER = "x-mcp-router-session"
 """The `GET /sse` response header naming the session, for a load balancer's stickiness."""
 _SESSION_ID = re.compile(rb"[?&]session_id=([0-9a-f]+)")
+MAX_SSE_STREAMS = 1_000
+"""Legacy SSE streams open at once, across every principal (each is a whole MCP session)."""
+SSE_PER_PRINCIPAL = 16
+"""Legacy SSE streams one principal may hold open: one per host process it runs."""
+SESSIONS_PER_PRINCIPAL = 100
+"""Streamable-HTTP sessions one principal may hold open (a session lives until its client
+deletes it or it idles 30 minutes, so a host that restarts often holds a few at once)."""
+_UNKNOWN_EVENT = (
+    "Last-Event-ID names no event of this session's streams: another session's, unknown, "
+    "or too old to be kept; open the stream again without it (a request whose answer was "
+    "lost must be sent again)"
+)
 
 
 class McpEndpoints:
@@ -41,14 +64,22 @@ class McpEndpoints:
     def __init__(self, server: Server[RouterState], max_body_bytes: int) -> None:
         self.server = server
         self._sse_sessions = 0
+        self._sse_by_principal: Counter[str] = Counter()
+        self.events = BoundedEventStore()
         # No SDK Host/Origin checks: GuardMiddleware has applied ours to every endpoint
         # (its docstring says why ours); the body limit is kept here as a second bound.
+        # No event store of the manager's: each session gets its own view (`hook_sessions`).
         self.manager = StreamableHTTPSessionManager(
             server,
-            event_store=BoundedEventStore(),
             security_settings=None,
             retry_interval=RETRY_MS,
             max_request_body_size=max_body_bytes,
+        )
+        hook_sessions(
+            self.manager,
+            admits=lambda: self._session_refusal() is None,
+            opened=lambda session_id: self.events.for_session(session_id, owner_key()),
+            closed=self.events.forget,
         )
         self.sse = SseServerTransport(
             MESSAGES_PATH, security_settings=None, max_request_body_size=max_body_bytes
@@ -67,25 +98,80 @@ class McpEndpoints:
         return open_session_count(self.manager) + self._sse_sessions
 
     async def streamable_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self._streamable_refusal(scope)
+        if refusal is not None:
+            await error_response(refusal, mcp=True)(scope, receive, send)
+            return
         await self.manager.handle_request(scope, receive, send)
+
+    def _streamable_refusal(self, scope: Scope) -> HttpRefusal | None:
+        """A resume that names no event of its own session (400), or a new session past
+        the principal's share (429); None for everything the SDK's manager should answer."""
+        headers = {name: value for name, value in scope["headers"]}
+        session_id = headers.get(b"mcp-session-id")
+        if scope["method"] == "POST" and session_id is None:
+            return self._session_refusal()
+        last_event_id = headers.get(b"last-event-id")
+        if scope["method"] != "GET" or session_id is None or last_event_id is None:
+            return None
+        known = self.events.replayable(
+            session_id.decode("latin-1"), last_event_id.decode("latin-1"), owner_key()
+        )
+        return HttpRefusal(400, _UNKNOWN_EVENT) if known is False else None
+
+    def _session_refusal(self) -> HttpRefusal | None:
+        principal = current_principal()
+        if principal is None or self.events.sessions_of(principal.key) < SESSIONS_PER_PRINCIPAL:
+            return None
+        return _too_many(f"{SESSIONS_PER_PRINCIPAL} MCP sessions", "DELETE /mcp ends one")
 
     async def sse_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "GET":
             response = error_response(HttpRefusal(405, "use GET to open the SSE stream"), mcp=True)
             await response(scope, receive, send)
             return
-        named = _SessionHeader(send)
-        async with self.sse.connect_sse(scope, receive, named) as (read_stream, write_stream):
-            self._sse_sessions += 1
-            try:
+        principal = current_principal()
+        key = principal.key if principal is not None else None
+        refusal = None
+        if self._sse_sessions >= MAX_SSE_STREAMS:
+            refusal = HttpRefusal(
+                503,
+                f"{MAX_SSE_STREAMS} SSE streams are open, the most this router serves",
+                {"Retry-After": "30"},
+            )
+        elif key is not None and self._sse_by_principal[key] >= SSE_PER_PRINCIPAL:
+            refusal = _too_many(f"{SSE_PER_PRINCIPAL} SSE streams", "close one first")
+        if refusal is not None:
+            await error_response(refusal, mcp=True)(scope, receive, send)
+            return
+        # Counted before the first await: concurrent opens cannot pass the bounds together.
+        self._sse_sessions += 1
+        if key is not None:
+            self._sse_by_principal[key] += 1
+        try:
+            named = _SessionHeader(send)
+            async with self.sse.connect_sse(scope, receive, named) as (read_stream, write_stream):
                 await self.server.run(
                     read_stream, write_stream, self.server.create_initialization_options()
                 )
-            finally:
-                self._sse_sessions -= 1
+        finally:
+            self._sse_sessions -= 1
+            if key is not None:
+                self._sse_by_principal[key] -= 1
+                if not self._sse_by_principal[key]:
+                    del self._sse_by_principal[key]
 
     async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.sse.handle_post_message(scope, receive, send)
+
+
+def _too_many(what: str, remedy: str) -> HttpRefusal:
+    """429: the caller's principal holds its share already; the others are still served."""
+    return HttpRefusal(
+        429,
+        f"this principal holds {what} open already, its share of this router; {remedy}",
+        {"Retry-After": "30"},
+    )
 
 
 class _SessionHeader:
