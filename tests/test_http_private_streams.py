@@ -292,6 +292,8 @@ async def test_a_principal_at_its_share_of_sessions_is_refused_until_it_ends_one
                 identity_front.mcp, json=INITIALIZE, headers={**MCP_ACCEPT, **alice}
             )
             served = await open_session(http, identity_front, bob)
+            async with streamable_client(identity_front.mcp, alice, mode="2026-07-28") as c:
+                stateless = await c.list_tools()  # opens no session: not counted, not refused
             ended = await http.delete(identity_front.mcp, headers=sessions[0])
             again = await open_session(http, identity_front, alice)
             for session in (sessions[1], served, again):
@@ -299,6 +301,7 @@ async def test_a_principal_at_its_share_of_sessions_is_refused_until_it_ends_one
     assert refused.status_code == 429, refused.text
     assert "2 MCP sessions" in types.JSONRPCError.model_validate_json(refused.text).error.message
     assert ended.status_code == 200 and again["mcp-session-id"]
+    assert "toolbox__translate_text" in [tool.name for tool in stateless.tools]
 
 
 async def test_without_identities_listen_streams_meet_only_the_global_bound(

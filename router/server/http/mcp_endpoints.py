@@ -30,11 +30,13 @@ from contextlib import AbstractAsyncContextManager
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import Headers
 from starlette.routing import BaseRoute, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from router.errors import HttpRefusal
 from router.sdk.internals import hook_sessions, open_session_count
+from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS
 from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.http.event_store import RETRY_MS, BoundedEventStore, owner_key
 from router.server.state import RouterState
@@ -107,16 +109,17 @@ class McpEndpoints:
     def _streamable_refusal(self, scope: Scope) -> HttpRefusal | None:
         """A resume that names no event of its own session (400), or a new session past
         the principal's share (429); None for everything the SDK's manager should answer."""
-        headers = {name: value for name, value in scope["headers"]}
-        session_id = headers.get(b"mcp-session-id")
+        headers = Headers(scope=scope)  # the first of repeated headers, as the SDK reads them
+        session_id = headers.get("mcp-session-id")
         if scope["method"] == "POST" and session_id is None:
-            return self._session_refusal()
-        last_event_id = headers.get(b"last-event-id")
+            # a handshake-era request opens a session; a 2026-07-28 one stands alone
+            revision = headers.get("mcp-protocol-version")
+            opens = revision is None or revision in HANDSHAKE_PROTOCOL_VERSIONS
+            return self._session_refusal() if opens else None
+        last_event_id = headers.get("last-event-id")
         if scope["method"] != "GET" or session_id is None or last_event_id is None:
             return None
-        known = self.events.replayable(
-            session_id.decode("latin-1"), last_event_id.decode("latin-1"), owner_key()
-        )
+        known = self.events.replayable(session_id, last_event_id, owner_key())
         return HttpRefusal(400, _UNKNOWN_EVENT) if known is False else None
 
     def _session_refusal(self) -> HttpRefusal | None:
