@@ -12,6 +12,9 @@ Tables:
   vectors, typed `vector(dim)` so pgvector can index it with HNSW.
 - one such index table per (namespace, model), made when a router first indexes it, and
   beside it (since version 2) `<table>_seen`: the day a replica last served each tool.
+- `mcp_router_nonces` (since version 3): the nonces of sealed states spent by any replica
+  (`router.sealing`), each kept until its state expires, so a state authorizes one thing
+  once across the fleet.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from router.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
@@ -64,6 +67,12 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
             PRIMARY KEY (namespace, model_id))""",
     ),
     2: (_index_tables_remember_use,),
+    3: (
+        """CREATE TABLE mcp_router_nonces (
+            nonce text PRIMARY KEY,
+            expires timestamptz NOT NULL)""",
+        "CREATE INDEX mcp_router_nonces_expires ON mcp_router_nonces (expires)",
+    ),
 }
 
 HNSW_M = 16
