@@ -8,7 +8,14 @@ the signature, `iss`, `aud`, `exp`, `nbf` and `iat` with the configured leeway. 
 keys are fetched at first use and again when a token names a key not among them, at most
 once per `REFRESH_FLOOR` seconds, so made-up key ids cannot make the router hammer the
 issuer. Introspection answers are kept until the token expires (at most `INTROSPECTION_TTL`
-seconds, `MAX_INTROSPECTED` of them), by the token's hash. A rejection's reason goes back in
+seconds, `MAX_INTROSPECTED` of them), by the token's hash; so are refusals (a token the
+issuer says is inactive, or whose answer fails a check: `REFUSED_TTL` seconds,
+`MAX_REFUSED` of them), so a client retrying a dead token asks the issuer once. The
+introspection requests themselves go through a token bucket (`INTROSPECTION_BURST`,
+refilled at `INTROSPECTION_RATE` a second): a burst of made-up opaque tokens costs the issuer
+at most the bucket, and a token that finds it empty gets `IntrospectionThrottled` (503 with
+`Retry-After`, not 401: the token may be good, and a 401 would send its client to sign in
+again), while cached answers are still served. A rejection's reason goes back in
 `WWW-Authenticate` and the log; the token itself never does.
 """
 
@@ -17,9 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -41,6 +49,16 @@ MAX_DOCUMENT_BYTES = 1 << 20
 """The largest metadata, key set or introspection answer read from the issuer."""
 INTROSPECTION_TTL = 60.0
 MAX_INTROSPECTED = 1024
+REFUSED_TTL = 60.0
+"""Seconds a token the issuer refused stays refused without asking again."""
+MAX_REFUSED = 1024
+INTROSPECTION_BURST = 32
+"""Introspection requests the issuer gets at once, at most, from one front."""
+INTROSPECTION_RATE = MAX_INTROSPECTED / INTROSPECTION_TTL
+"""Introspection requests a second in the long run: enough to keep every cached token's
+answer fresh (about 17), so only a flood of tokens nobody holds finds the bucket empty."""
+RETRY_AFTER = 30
+"""Seconds a client is told to wait when the issuer cannot be reached."""
 
 
 class TokenRejected(RouterError):
@@ -53,7 +71,39 @@ class TokenRejected(RouterError):
 
 
 class IssuerUnreachable(RouterError):
-    """The issuer's metadata, keys or introspection endpoint did not answer usefully."""
+    """The issuer's metadata, keys or introspection endpoint did not answer usefully;
+    `retry_after` is the seconds a client should wait (503 with `Retry-After`)."""
+
+    retry_after: int = RETRY_AFTER
+
+
+class IntrospectionThrottled(IssuerUnreachable):
+    """The introspection bucket is empty: the token is not refused, only not asked about."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__("too many unknown tokens to introspect; try again shortly")
+        self.retry_after = max(1, math.ceil(wait))
+
+
+class TokenBucket:
+    """`size` requests at once, refilled at `rate` a second; `take` says how long to wait
+    (0: taken). Not thread-safe: one event loop takes from it."""
+
+    def __init__(self, size: int, rate: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.rate = rate
+        self.clock = clock
+        self._tokens = float(size)
+        self._at = clock()
+
+    def take(self) -> float:
+        now = self.clock()
+        self._tokens = min(self.size, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return 0.0
+        return (1 - self._tokens) / self.rate
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -196,6 +246,8 @@ class FrontTokens:
         self._metadata = IssuerMetadata(settings)
         self._keys = KeySet(settings, self._metadata)
         self._introspected: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
+        self._refused: OrderedDict[bytes, tuple[float, str]] = OrderedDict()
+        self.introspection_bucket = TokenBucket(INTROSPECTION_BURST, INTROSPECTION_RATE)
         self._audiences = [settings.audience, settings.audience + "/"]
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -253,6 +305,12 @@ class FrontTokens:
         if kept is not None and kept[0] > now:
             self._introspected.move_to_end(digest)
             return kept[1]
+        refused = self._refused.get(digest)
+        if refused is not None and refused[0] > now:
+            raise TokenRejected(refused[1])
+        wait = self.introspection_bucket.take()
+        if wait > 0:
+            raise IntrospectionThrottled(wait)
         settings = self.settings
         assert settings.introspection_endpoint is not None and settings.client_id is not None
         secret = settings.client_secret.get_secret_value() if settings.client_secret else ""
@@ -262,6 +320,24 @@ class FrontTokens:
             data={"token": token, "token_type_hint": "access_token"},
             auth=(settings.client_id, secret),
         )
+        try:
+            access, until = self._accepted(token, answer, now)
+        except TokenRejected as exc:
+            self._refused.pop(digest, None)
+            self._refused[digest] = (now + REFUSED_TTL, exc.reason)
+            while len(self._refused) > MAX_REFUSED:
+                self._refused.popitem(last=False)
+            raise
+        self._introspected[digest] = (until, access)
+        while len(self._introspected) > MAX_INTROSPECTED:
+            self._introspected.popitem(last=False)
+        return access
+
+    def _accepted(
+        self, token: str, answer: dict[str, Any], now: float
+    ) -> tuple[AccessToken, float]:
+        """The access token an introspection answer grants, and until when it is kept."""
+        settings = self.settings
         if answer.get("active") is not True:
             raise TokenRejected("token not active")
         if "iss" in answer and str(answer["iss"]).rstrip("/") != settings.issuer.rstrip("/"):
@@ -279,10 +355,7 @@ class FrontTokens:
         until = now + INTROSPECTION_TTL
         if isinstance(expires, int | float):
             until = min(until, float(expires))
-        self._introspected[digest] = (until, access)
-        while len(self._introspected) > MAX_INTROSPECTED:
-            self._introspected.popitem(last=False)
-        return access
+        return access, until
 
     def _access_token(self, token: str, claims: dict[str, Any]) -> AccessToken:
         scope = claims.get("scope", claims.get("scp", ""))
