@@ -119,7 +119,8 @@ class GuardMiddleware:
             return 401, f"access token refused: {exc.reason}", {"WWW-Authenticate": header}
         except IssuerUnreachable as exc:
             # The issuer's fault, not the client's: 503, so the client tries again later.
-            return 503, f"cannot verify access tokens now: {exc}", {"Retry-After": "30"}
+            retry = {"Retry-After": str(exc.retry_after)}
+            return 503, f"cannot verify access tokens now: {exc}", retry
         missing = tokens.missing_scopes(access)
         if missing:
             reason = f"the token lacks the scope {' '.join(missing)}"
