@@ -4,8 +4,9 @@
 authorization, the browser opens at its sign-in page (`BROWSER` picks the program;
 `--no-browser` prints the URL), the redirect comes back to `http://127.0.0.1:PORT/callback`
 (`oauth.callbackPort`, else the port the client was registered with, else a free one), and the
-tokens are stored under `cache_dir/auth/` (0600). A serving router reads them at its next
-attempt; a restart reuses them. `status` shows what is stored for each remote upstream, never
+tokens are stored under `cache_dir/auth/` (0600), or with `router.store` in the shared store,
+where every replica reads them. A serving router reads them at its next attempt; a restart
+reuses them. `status` shows what is stored for each remote upstream, never
 a token; `logout SERVER` forgets it.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +26,7 @@ from router.config import RemoteServer, RouterConfig, load_config
 from router.errors import ConfigError
 
 if TYPE_CHECKING:
+    from router.store.records import Records
     from router.upstream.auth.storage import StoredCredentials
 
 
@@ -54,6 +58,22 @@ def _cache_dir(config: RouterConfig) -> Path:
     return config.router.cache_dir or default_cache_dir()
 
 
+@contextmanager
+def _credentials(config: RouterConfig) -> Iterator[Records | None]:
+    """The shared store's records where `router.store` names one (connected for this
+    command), else None: the cache folder's files."""
+    if config.router.store is None:
+        yield None
+        return
+    from router.store.opening import open_store
+
+    store = open_store(config)
+    try:
+        yield store.records()
+    finally:
+        store.close()
+
+
 def _remote(config: RouterConfig, name: str, file: Path) -> RemoteServer:
     server = config.servers.get(name)
     if server is None:
@@ -73,17 +93,19 @@ def run_login(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     server = _remote(config, args.server, args.config)
-    stored = anyio.run(
-        lambda: sign_in(
-            args.server,
-            server,
-            _cache_dir(config),
-            open_browser=not args.no_browser,
-            show=_say,
-            connect_timeout=config.timeouts_for(args.server).connect,
-            fresh=args.fresh,
+    with _credentials(config) as records:
+        stored = anyio.run(
+            lambda: sign_in(
+                args.server,
+                server,
+                _cache_dir(config),
+                open_browser=not args.no_browser,
+                show=_say,
+                connect_timeout=config.timeouts_for(args.server).connect,
+                fresh=args.fresh,
+                records=records,
+            )
         )
-    )
     if stored is None or not stored.has_access:
         print(f"{args.server}: connected; the server asked for no sign-in")
         return 0
@@ -103,18 +125,19 @@ def run_status(args: argparse.Namespace) -> int:
     remote = {n: s for n, s in config.servers.items() if isinstance(s, RemoteServer)}
     if not remote:
         print("no remote upstreams in the config")
-    for name, server in sorted(remote.items()):
-        if has_static_authorization(server):
-            state = "static Authorization header (no sign-in)"
-        elif not may_carry_tokens(server.url):
-            state = "plain http beyond this machine: tokens are never sent"
-        else:
-            stored = token_files(cache_dir, server).describe()
-            if stored is None or not stored.has_access:
-                state = f"sign-in needed: mcp-router auth login {name} --config {args.config}"
+    with _credentials(config) as records:
+        for name, server in sorted(remote.items()):
+            if has_static_authorization(server):
+                state = "static Authorization header (no sign-in)"
+            elif not may_carry_tokens(server.url):
+                state = "plain http beyond this machine: tokens are never sent"
             else:
-                state = f"signed in ({_describe(stored)})"
-        print(f"{name}: {state}")
+                stored = token_files(cache_dir, server, records).describe()
+                if stored is None or not stored.has_access:
+                    state = f"sign-in needed: mcp-router auth login {name} --config {args.config}"
+                else:
+                    state = f"signed in ({_describe(stored)})"
+            print(f"{name}: {state}")
     return 0
 
 
@@ -123,7 +146,8 @@ def run_logout(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     server = _remote(config, args.server, args.config)
-    forgot = anyio.run(token_files(_cache_dir(config), server).clear)
+    with _credentials(config) as records:
+        forgot = anyio.run(token_files(_cache_dir(config), server, records).clear)
     print(f"{args.server}: {'signed out' if forgot else 'nothing was stored'}")
     return 0
 

@@ -5,29 +5,34 @@ the tool) is remembered. A later query close in meaning to a remembered one (cos
 least `threshold`) lifts the tools called after it, more the closer it is, but only once the
 pair has come from `MIN_CALLS` searches or more: one search and call, a slip or a steered
 model, teaches nothing. How far a lift can move a tool is the retriever's concern
-(`Ranking.usage_cap`). The pairs live in one SQLite file in the cache folder
-(`usage.sqlite3`), keyed by the embedding model so another model's vectors never mix in;
-nothing leaves the machine, `router.learn: false` turns it off, and deleting the file
-forgets everything.
+(`Ranking.usage_cap`). The pairs persist through a `UsageRows`, keyed by the embedding model
+so another model's vectors never mix in: one SQLite file in the cache folder (`SqliteUsage`,
+`usage.sqlite3`: nothing leaves the machine, deleting the file forgets everything), or the
+shared store's table, which every replica reads (`router.store.usage`, handed in: this
+package never imports a store). `router.learn: false` turns it off.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from router.embedding.base import Vectors
 from router.embedding.cache import connect
+from router.errors import StoreError
 
 if TYPE_CHECKING:
     import sqlite3
 
     import numpy as np
     import numpy.typing as npt
+
+logger = logging.getLogger(__name__)
 
 ToolKey = tuple[str, str]
 """(server, tool name): stable across renames of the qualified name."""
@@ -56,6 +61,81 @@ Their vectors take 7.5 MiB at 384 dimensions, and one user rarely asks 5,000 dif
 things that each led to a call."""
 
 
+StoredPair = tuple[str, str, str, bytes, int]
+"""One remembered pair as it persists: (query, server, tool, the query's float32 vector as
+bytes, the searches it came from everywhere it was recorded)."""
+
+
+class UsageRows(Protocol):
+    """Where one scope's pairs persist, for one model. Blocking (a file or a database);
+    failures are `StoreError` or `sqlite3.Error`."""
+
+    def load(self, limit: int) -> list[StoredPair]:
+        """The `limit` most recently used pairs, the oldest first."""
+        ...
+
+    def add(
+        self, query: str, keys: Sequence[ToolKey], vector: bytes, now: float, keep: int
+    ) -> None:
+        """One more search for each pair (a new one starts at 1); at most `keep` pairs stay,
+        the least recently used go."""
+        ...
+
+    def changed(self) -> list[StoredPair]:
+        """Pairs written since the last `load` or `changed` (by any process sharing them),
+        the oldest first; [] where only this process writes."""
+        ...
+
+
+class SqliteUsage:
+    """One model's pairs in a SQLite file (one scope per file)."""
+
+    def __init__(self, path: Path, model_id: str) -> None:
+        self.path = path
+        self.model_id = model_id
+
+    def _connect(self) -> sqlite3.Connection:
+        return connect(self.path, _SCHEMA)
+
+    def load(self, limit: int) -> list[StoredPair]:
+        if not self.path.exists():
+            return []
+        connection = self._connect()
+        try:
+            rows = connection.execute(
+                "SELECT query, server, tool, vector, calls FROM usage WHERE model_id = ? "
+                "ORDER BY last_used ASC LIMIT -1 OFFSET max(0, "
+                "(SELECT count(*) FROM usage WHERE model_id = ?) - ?)",
+                (self.model_id, self.model_id, limit),
+            ).fetchall()
+        finally:
+            connection.close()
+        return [(str(q), str(s), str(t), bytes(v), int(c)) for q, s, t, v, c in rows]
+
+    def add(
+        self, query: str, keys: Sequence[ToolKey], vector: bytes, now: float, keep: int
+    ) -> None:
+        connection = self._connect()
+        try:
+            with connection:
+                connection.executemany(
+                    "INSERT INTO usage VALUES (?, ?, ?, ?, ?, 1, ?) "
+                    "ON CONFLICT (model_id, query, server, tool) "
+                    "DO UPDATE SET calls = calls + 1, last_used = excluded.last_used",
+                    [(self.model_id, query, s, t, vector, now) for s, t in keys],
+                )
+                connection.execute(
+                    "DELETE FROM usage WHERE model_id = ? AND rowid NOT IN (SELECT rowid "
+                    "FROM usage WHERE model_id = ? ORDER BY last_used DESC LIMIT ?)",
+                    (self.model_id, self.model_id, keep),
+                )
+        finally:
+            connection.close()
+
+    def changed(self) -> list[StoredPair]:
+        return []  # the file is this process's
+
+
 class UsageMemory:
     """Remembered (query, called tool) pairs and the lift they give a new query.
 
@@ -67,14 +147,17 @@ class UsageMemory:
         model_id: str,
         path: Path | None = None,
         *,
+        rows: UsageRows | None = None,
         threshold: float = THRESHOLD,
         max_pairs: int = MAX_PAIRS,
         min_calls: int = MIN_CALLS,
     ) -> None:
+        """Pairs persist in `rows`, else in the SQLite file `path`, else nowhere."""
         import numpy as np
 
         self.model_id = model_id
         self.path = path
+        self.rows = rows if rows is not None else SqliteUsage(path, model_id) if path else None
         self.threshold = threshold
         self.max_pairs = max_pairs
         self.min_calls = min_calls
@@ -85,32 +168,36 @@ class UsageMemory:
         self._keys: list[ToolKey] = []  # by row
         self._calls: list[int] = []  # by row: the searches the row's pair came from
         self._matrix = np.zeros((0, 0), dtype=np.float32)
-        if path is not None and path.exists():
-            self._load()
+        if self.rows is not None:
+            try:
+                self._apply(self.rows.load(self.max_pairs))
+            except StoreError as exc:  # starts empty; `refresh` reads it once it can
+                logger.warning("usage pairs not loaded: %s", exc)
 
     def __len__(self) -> int:
         return len(self._slots)
 
-    def _connect(self) -> sqlite3.Connection:
-        assert self.path is not None
-        return connect(self.path, _SCHEMA)
-
-    def _load(self) -> None:
+    def _apply(self, pairs: Iterable[StoredPair]) -> None:
+        """Hold stored pairs with their stored counts (oldest first: the newest end last)."""
         import numpy as np
 
-        connection = self._connect()
+        with self._lock:
+            for query, server, tool, vector, calls in pairs:
+                row = self._hold(query, (server, tool), np.frombuffer(vector, np.float32))
+                self._calls[row] = calls
+
+    def refresh(self) -> None:
+        """Take in what other replicas taught this scope since (a shared store); a store
+        that cannot be read leaves the memory as it is."""
+        if self.rows is None:
+            return
         try:
-            rows = connection.execute(
-                "SELECT query, server, tool, vector, calls FROM usage WHERE model_id = ? "
-                "ORDER BY last_used ASC LIMIT -1 OFFSET max(0, "
-                "(SELECT count(*) FROM usage WHERE model_id = ?) - ?)",
-                (self.model_id, self.model_id, self.max_pairs),
-            ).fetchall()
-        finally:
-            connection.close()
-        for query, server, tool, blob, calls in rows:  # oldest first: the newest end last
-            row = self._hold(query, (server, tool), np.frombuffer(blob, dtype=np.float32))
-            self._calls[row] = int(calls)
+            changed = self.rows.changed()
+        except StoreError as exc:
+            logger.debug("usage pairs not refreshed: %s", exc)
+            return
+        if changed:
+            self._apply(changed)
 
     def _hold(self, query: str, key: ToolKey, vector: npt.NDArray[np.float32]) -> int:
         """Hold the pair as the most recently used, in a free row or the oldest pair's, one
@@ -147,30 +234,16 @@ class UsageMemory:
         import numpy as np
 
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        now = time.time()
-        fresh = []
+        keys = list(dict.fromkeys(tools))
         with self._lock:
-            for key in tools:
+            for key in keys:
                 self._hold(query, key, vector)
-                fresh.append((self.model_id, query, key[0], key[1], vector.tobytes(), now))
-        if self.path is None or not fresh:
+        if self.rows is None or not keys:
             return
-        connection = self._connect()
         try:
-            with connection:
-                connection.executemany(
-                    "INSERT INTO usage VALUES (?, ?, ?, ?, ?, 1, ?) "
-                    "ON CONFLICT (model_id, query, server, tool) "
-                    "DO UPDATE SET calls = calls + 1, last_used = excluded.last_used",
-                    fresh,
-                )
-                connection.execute(
-                    "DELETE FROM usage WHERE model_id = ? AND rowid NOT IN (SELECT rowid "
-                    "FROM usage WHERE model_id = ? ORDER BY last_used DESC LIMIT ?)",
-                    (self.model_id, self.model_id, self.max_pairs),
-                )
-        finally:
-            connection.close()
+            self.rows.add(query, keys, vector.tobytes(), time.time(), self.max_pairs)
+        except StoreError as exc:  # the pair is still learnt here; the store logs its failure
+            logger.warning("usage pair not stored: %s", exc)
 
     def lift(self, query_vector: Vectors) -> dict[ToolKey, float]:
         """Each remembered tool's lift for this query, from 0 (at the threshold) to 1 (the

@@ -1,8 +1,10 @@
-"""Each upstream's last listing, kept in the cache folder, so that a lazy upstream's tools are
-searchable before it starts, and without starting it (`router.start`).
+"""Each upstream's last listing, kept in the cache folder or the shared store, so that a lazy
+upstream's tools are searchable before it starts, and without starting it (`router.start`).
 
-One JSON file per upstream under `cache_dir/listings/` (the folder 0700, each file 0600,
-written whole to a temporary file and renamed into place): the listing as the server sent it
+One record per upstream (`router.store.records`): a JSON file under `cache_dir/listings/`
+(the folder 0700, each file 0600, written whole to a temporary file and renamed into place),
+or with `router.store` a row of the store's `mcp_router_records`, so a replica started fresh
+serves the listing another replica took. It holds the listing as the server sent it
 (tools, resources, resource templates and prompts, unfiltered: the config's filters apply as
 it is read), the server's identity and instructions, its protocol revision and when it was
 taken. A file is keyed by the entry's connection identity (`listing_key`: a hash of the
@@ -16,9 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,8 @@ import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
 from router.config import RemoteServer, StdioServer
+from router.errors import StoreError
+from router.store.records import FileRecords, Records
 from router.upstream.listing import Listing
 
 logger = logging.getLogger(__name__)
@@ -109,28 +111,40 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 
 class ListingCache:
-    """The listing files of one cache folder; None: nothing is kept."""
+    """The listings of one cache folder (or of the shared store, `records`); with neither,
+    nothing is kept."""
 
-    def __init__(self, cache_dir: Path | None) -> None:
-        self._folder = cache_dir / LISTINGS_DIR if cache_dir is not None else None
+    def __init__(self, cache_dir: Path | None, records: Records | None = None) -> None:
+        self._records = records or (FileRecords(cache_dir) if cache_dir is not None else None)
 
-    def path(self, name: str) -> Path | None:
-        if self._folder is None:
-            return None
+    @property
+    def where(self) -> str | None:
+        return self._records.where if self._records is not None else None
+
+    @staticmethod
+    def key(name: str) -> str:
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-        return self._folder / f"{_UNSAFE.sub('_', name)[:80]}-{digest}.json"
+        return f"{_UNSAFE.sub('_', name)[:80]}-{digest}"
 
     def load(self, name: str, server: StdioServer | RemoteServer) -> CachedListing | None:
         """`name`'s listing if one was kept for this very entry (blocking)."""
-        path = self.path(name)
-        if path is None:
+        if self._records is None:
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            raw = self._records.get(LISTINGS_DIR, self.key(name))
+        except (OSError, StoreError) as exc:
+            logger.warning(
+                "upstream %s: cached listing in %s unreadable (%s)", name, self.where, exc
+            )
             return None
-        except (OSError, ValueError) as exc:
-            logger.warning("upstream %s: cached listing %s unreadable (%s)", name, path, exc)
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            logger.warning(
+                "upstream %s: cached listing in %s unreadable (%s)", name, self.where, exc
+            )
             return None
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             return None
@@ -139,34 +153,23 @@ class ListingCache:
         try:
             return CachedListing.from_json(data)
         except (ValidationError, KeyError, TypeError, ValueError) as exc:
-            logger.warning("upstream %s: cached listing %s unusable (%s)", name, path, exc)
+            logger.warning("upstream %s: cached listing in %s unusable (%s)", name, self.where, exc)
             return None
 
     async def save(
         self, name: str, server: StdioServer | RemoteServer, cached: CachedListing
     ) -> None:
         """Keep `cached` as `name`'s listing (in a worker thread; a failure is logged)."""
-        path = self.path(name)
-        if path is None:
+        records = self._records
+        if records is None:
             return
         try:
             text = await anyio.to_thread.run_sync(cached.to_json, name, listing_key(server))
-            await anyio.to_thread.run_sync(_write_private, path, text)
-        except OSError as exc:
-            logger.warning("upstream %s: cannot cache its listing in %s: %s", name, path, exc)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Written whole to a 0600 file in a 0700 folder, then renamed into place."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".listing-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
+            await anyio.to_thread.run_sync(
+                records.put, LISTINGS_DIR, self.key(name), text.encode("utf-8")
+            )
+        except (OSError, StoreError) as exc:
+            logger.warning("upstream %s: cannot cache its listing in %s: %s", name, self.where, exc)
 
 
 def now() -> float:

@@ -12,6 +12,7 @@ from mcp import Client
 from router.config import RemoteServer
 from router.config.oauth import may_carry_tokens
 from router.errors import ConfigError, UpstreamError
+from router.store.records import Records
 from router.upstream.auth.callback import listening
 from router.upstream.auth.providers import (
     Redirect,
@@ -36,8 +37,10 @@ async def sign_in(
     show: Callable[[str], None],
     connect_timeout: float,
     fresh: bool = False,
+    records: Records | None = None,
 ) -> StoredCredentials | None:
-    """Connect to `server` once, signing in if it asks; what is stored afterwards.
+    """Connect to `server` once, signing in if it asks; what is stored afterwards (in
+    `records`, the shared store's, where given; else the cache folder's file).
 
     Raises:
         ConfigError: The entry cannot carry tokens (static `Authorization`, plain http
@@ -50,7 +53,7 @@ async def sign_in(
         raise ConfigError(
             f"{name}'s URL is plain http beyond this machine: tokens go over https only"
         )
-    files = token_files(cache_dir, server)
+    files = token_files(cache_dir, server, records)
     if fresh:
         await files.forget_tokens()
     port = await callback_port(server, files)

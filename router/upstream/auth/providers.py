@@ -30,7 +30,9 @@ from pydantic import AnyUrl
 from router.config import RemoteServer
 from router.config.oauth import OAuthSettings, may_carry_tokens
 from router.sdk.internals import restore_expiry_on_load
+from router.store.records import Records
 from router.upstream.auth.callback import free_port, redirect_uri
+from router.upstream.auth.refresh import SharedRefresh
 from router.upstream.auth.signin import SignIn
 from router.upstream.auth.storage import TokenFiles
 from router.upstream.failures import sign_in_needed
@@ -61,8 +63,12 @@ def resource_of(server: RemoteServer) -> str:
     return resource_url_from_server_url(server.url)
 
 
-def token_files(cache_dir: Path, server: RemoteServer) -> TokenFiles:
-    return TokenFiles(cache_dir, resource_of(server))
+def token_files(
+    cache_dir: Path, server: RemoteServer, records: Records | None = None
+) -> TokenFiles:
+    """The upstream's credentials record: in `records` (the shared store's) where given,
+    else the cache folder's file."""
+    return TokenFiles(cache_dir, resource_of(server), records)
 
 
 class _ConfiguredClient:
@@ -121,13 +127,14 @@ def upstream_auth(
     sign_in: SignIn,
     redirect: Redirect,
 ) -> httpx2.Auth | None:
-    """The auth flow for `server`'s HTTP client; None where tokens must not be sent."""
+    """The auth flow for `server`'s HTTP client; None where tokens must not be sent. Its
+    refreshes take the credentials record's lock (`SharedRefresh`)."""
     if has_static_authorization(server) or not may_carry_tokens(server.url):
         return None
     _quiet_sdk_flow_log()
     oauth = server.oauth or OAuthSettings()
     if oauth.grant == "client_credentials":
-        return _client_credentials(server, files, oauth)
+        return SharedRefresh(_client_credentials(server, files, oauth), files)
     method = oauth.token_endpoint_auth_method or (
         "client_secret_basic" if oauth.client_secret else "none"
     )
@@ -159,7 +166,7 @@ def upstream_auth(
         callback_handler=sign_in.callback,
         client_metadata_url=oauth.client_metadata_url,
     )
-    return restore_expiry_on_load(provider)
+    return SharedRefresh(restore_expiry_on_load(provider), files)
 
 
 def _client_credentials(

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx2
 
 from router.config import RemoteServer
+from router.store.records import Records
 from router.upstream.auth.providers import (
     Redirect,
     callback_port,
@@ -30,10 +31,19 @@ class UpstreamAuth:
     (`mcp-router auth login`) are read. A sign-in is asked of the host where one can show a
     URL (`HostSignIn`); with nobody to ask, the attempt ends with `SignInNeeded`."""
 
-    def __init__(self, name: str, server: RemoteServer, cache_dir: Path, hint: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        server: RemoteServer,
+        cache_dir: Path,
+        hint: str,
+        records: Records | None = None,
+    ) -> None:
+        """`records`: where the credentials live (the shared store's; None: the cache
+        folder's file)."""
         self.name = name
         self.server = server
-        self.files = token_files(cache_dir, server)
+        self.files = token_files(cache_dir, server, records)
         self.hint = hint
         self._last_prompt = [-math.inf]
 
