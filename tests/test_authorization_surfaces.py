@@ -120,11 +120,11 @@ async def test_a_method_without_a_rule_is_refused_when_called() -> None:
                     ),
                     types.EmptyResult,
                 )
-            pinged = await client.send_ping()
+            listed = await client.list_tools()
 
     assert refused.value.error.code == types.METHOD_NOT_FOUND
     assert not reached.is_set()
-    assert isinstance(pinged, types.EmptyResult)
+    assert [tool.name for tool in listed.tools] == ["search_tools", "call_tool"]
 
 
 async def test_a_rest_route_without_a_rule_is_refused_when_called() -> None:
