@@ -21,20 +21,21 @@ from mcp_types import NotificationParams
 from router import __version__
 from router.catalog import ToolSpec
 from router.changes import Changes
-from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
+from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.errors import EmbeddingError, InvalidParams
-from router.pinning import Pinning, PinStore
-from router.policy import ToolPolicy
+from router.pinning import Pinning, PinStore, SqlitePins
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
+from router.sealing import Sealer
 from router.server import aggregate, tools
 from router.server.approval import Approvals
 from router.server.authorization import authorize, visible_upstreams
 from router.server.code_runs import CodeRuns
 from router.server.errors import errors_as_mcp
+from router.server.held_calls import HeldCalls
 from router.server.index import LiveIndex
 from router.server.kept import KeptResults
 from router.server.listen import ListenStreams
@@ -44,8 +45,8 @@ from router.server.readiness import Readiness
 from router.server.relay import HostRelay
 from router.server.reload import ConfigReload
 from router.server.routes import Routes, owner_of_uri, routes_of
+from router.server.settings import Settings
 from router.server.state import RouterState
-from router.server.visibility import Visibility
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
@@ -118,7 +119,7 @@ async def _router_state(
     learn = settings.learn if settings.learn is not None else era is not None or identities
     usage_dir = cache_dir if learn else None
     changes = Changes()
-    policy = ToolPolicy.from_config(config)
+    current = Settings.from_config(config)  # what handlers read; a reload swaps another in
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
     index = LiveIndex(
         embedder,
@@ -126,11 +127,15 @@ async def _router_state(
         pins=[str(p) for p in settings.pin],
         on_swap=changes.notify,
         ranking=ranking,
-        names=name_rules(config),
-        policy=policy,
+        names=current.names,
+        policy=current.policy,
         pinning=Pinning(
             settings.pinning,
-            PinStore(cache_dir) if settings.pinning != "off" else None,
+            # with a shared store, the fleet's pins: no replica trusts on first use
+            # what another saw (router.store.pins)
+            PinStore(store.pin_backend() or SqlitePins(cache_dir))
+            if settings.pinning != "off"
+            else None,
             config.source,
         ),
     )
@@ -145,9 +150,12 @@ async def _router_state(
         changes.notify()
 
     relay = HostRelay(one_host=era is not None)  # on stdio, the one host is the only user
-    # Replicas of one store share the key that seals a confirmation's state, so the host's
-    # answer may reach any of them (2026-07-28 is stateless).
-    approvals = Approvals(await anyio.to_thread.run_sync(store.shared_secret, "approvals"))
+    # Replicas of one store share the key that seals a 2026-07-28 host's request states and
+    # the ledger that spends their nonces: a retry may reach any of them, and a state
+    # authorizes one thing once across all (router.sealing).
+    key = await anyio.to_thread.run_sync(store.shared_secret, "approvals")
+    sealer = Sealer(key, store.nonce_ledger())
+    approvals = Approvals(sealer)
     async with anyio.create_task_group() as task_group:
         await task_group.start(index.run)
         async with UpstreamPool(
@@ -156,7 +164,10 @@ async def _router_state(
             on_status_changed=on_status_changed,
             host=relay,
             era=era,
-            listings=ListingCache(cache_dir),
+            # with a shared store, its records: what one replica listed or signed in to,
+            # every replica reads (router.store.shared_records)
+            listings=ListingCache(cache_dir, store.records()),
+            credentials=store.records(),
         ) as pool:
             readiness = Readiness(
                 index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
@@ -168,16 +179,14 @@ async def _router_state(
                 pool=pool,
                 readiness=readiness,
                 relay=relay,
-                policy=policy,
+                settings=current,
                 approvals=approvals,
-                visibility=Visibility.from_config(config),
+                sealer=sealer,
+                held=HeldCalls(sealer),
                 store=store,
-                k=settings.k,
-                mode=settings.mode,
-                result_tokens_for=config.result_tokens_for,
                 kept=KeptResults.from_config(config),
                 era=era,
-                code=CodeRuns.from_config(config),
+                code=CodeRuns.from_config(config, sealer),
             )
             task_group.start_soon(_load_model, embedder, state, usage_dir)
             task_group.start_soon(listen.run, changes)
@@ -209,7 +218,8 @@ async def _load_model(
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
             if usage_dir is not None:
-                usage = UsageScopes(embedder.model_id, usage_dir)
+                # with a shared store, its table: every replica learns alike
+                usage = UsageScopes(embedder.model_id, usage_dir, shared=state.store.usage())
                 await anyio.to_thread.run_sync(usage.memory_for, None)  # the file is readable
                 state.searcher.usage = usage
     except EmbeddingError as exc:

@@ -10,6 +10,10 @@ from router.vectors.indexing import DenseIndexer
 
 if TYPE_CHECKING:
     from router.catalog import ToolRecord
+    from router.pinning.backend import PinBackend
+    from router.sealing import NonceLedger
+    from router.store.records import Records
+    from router.store.usage import PostgresUsage
 
 StoreState = Literal["ok", "unreachable"]
 
@@ -53,6 +57,26 @@ class VectorStore(DenseIndexer, Protocol):
 
     def shared_secret(self, name: str) -> bytes | None:
         """A key every replica of this store reads alike (None: this process's own)."""
+        ...
+
+    def nonce_ledger(self) -> NonceLedger:
+        """Where sealed states' nonces are spent: one ledger for every replica of this store
+        (`router.store.nonces`); the same object on every call."""
+        ...
+
+    def pin_backend(self) -> PinBackend | None:
+        """Where every replica of this store keeps the tool pins (None: the cache folder's
+        file, `router.pinning.sqlite`)."""
+        ...
+
+    def records(self) -> Records | None:
+        """Where every replica of this store keeps upstream credentials and listings
+        (`router.store.shared_records`; None: the cache folder's files)."""
+        ...
+
+    def usage(self) -> PostgresUsage | None:
+        """Where every replica of this store keeps usage pairs (`router.store.usage`; None:
+        the cache folder's files)."""
         ...
 
     def close(self) -> None: ...

@@ -132,6 +132,9 @@ class Connections:
         try:
             with pool.connection() as connection:
                 yield connection
+        except psycopg.errors.LockNotAvailable as exc:
+            # another replica holds a lock longer than this use waits: the store is up
+            raise StoreError(f"store {self.where}: {_reason(exc)}") from exc
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self._failed(exc)
             raise StoreError(f"store {self.where} is unreachable: {_reason(exc)}") from exc

@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from router.sealing import MemoryNonces, NonceLedger
 from router.store.base import StoreStatus
+from router.store.nonces import SqliteNonces
 
 if TYPE_CHECKING:  # numpy loads with the first index build, in its worker thread
     from router.catalog import ToolRecord
     from router.embedding.base import Embedder
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback
+    from router.pinning.backend import PinBackend
+    from router.store.records import Records
+    from router.store.usage import PostgresUsage
     from router.vectors.dense import DenseSearch
 
 
@@ -22,6 +27,10 @@ class LocalStore:
         self._cache = cache
         self._embedded = 0
         self._from_store = 0
+        # The routers sharing the cache folder spend nonces in one file; without one, memory.
+        self._nonces: NonceLedger = (
+            SqliteNonces(cache.path.parent) if cache is not None else MemoryNonces()
+        )
 
     def index(
         self,
@@ -44,6 +53,18 @@ class LocalStore:
 
     def shared_secret(self, name: str) -> bytes | None:
         return None  # one process: nothing to share
+
+    def nonce_ledger(self) -> NonceLedger:
+        return self._nonces
+
+    def pin_backend(self) -> PinBackend | None:
+        return None  # the pins stay in the cache folder's file
+
+    def records(self) -> Records | None:
+        return None  # credentials and listings stay in the cache folder's files
+
+    def usage(self) -> PostgresUsage | None:
+        return None  # usage pairs stay in the cache folder's files
 
     def close(self) -> None:
         pass

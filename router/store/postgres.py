@@ -34,9 +34,13 @@ from router.store.base import StoreStatus
 from router.store.connections import STATEMENT_TIMEOUT, Connections
 from router.store.exact import ExactMatrix
 from router.store.fill import FILL_LOCK_TIMEOUT, fill_missing, lock_key, stored_on
+from router.store.nonces import PgNonces
+from router.store.pins import PostgresPins
 from router.store.schema import hnsw_ddl, index_table_ddl, seen_table_ddl
 from router.store.seen import ServedDays
+from router.store.shared_records import PostgresRecords
 from router.store.tuning import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
+from router.store.usage import PostgresUsage
 from router.vectors.dense import DenseIndex, DenseSearch
 
 if TYPE_CHECKING:
@@ -74,6 +78,7 @@ class PostgresStore:
         self._from_store = 0
         self._mode = "exact"
         self._table: str | None = None
+        self._nonces = PgNonces(self._connections)
 
     # -- connecting (router.store.connections) ----------------------------------------------
 
@@ -132,6 +137,23 @@ class PostgresStore:
             ).fetchone()
         assert row is not None
         return bytes.fromhex(str(row[0]))
+
+    def nonce_ledger(self) -> PgNonces:
+        """The nonces every replica of this store spends (`mcp_router_nonces`)."""
+        return self._nonces
+
+    def pin_backend(self) -> PostgresPins:
+        """The tool pins of this namespace, one table for every replica (`router.store.pins`)."""
+        return PostgresPins(self._connections, self.namespace)
+
+    def records(self) -> PostgresRecords:
+        """Upstream credentials and listings of this namespace, read alike by every replica
+        (`router.store.shared_records`)."""
+        return PostgresRecords(self._connections, self.namespace)
+
+    def usage(self) -> PostgresUsage:
+        """The usage pairs of this namespace, every principal's apart (`router.store.usage`)."""
+        return PostgresUsage(self._connections, self.namespace)
 
     def status(self) -> StoreStatus:
         state: Literal["ok", "unreachable"] = (

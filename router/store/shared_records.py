@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from router.errors import StoreError
 from router.store.connections import Connections
 from router.store.fill import lock_key
 from router.store.records import LOCK_TIMEOUT, Held, check_name
@@ -60,11 +61,19 @@ class PostgresRecords:
     @contextmanager
     def locked(self, kind: str, key: str) -> Iterator[Held]:
         check_name(kind, key)
+        import psycopg
+
         with self._connections.connection() as connection, connection.transaction():
             connection.execute(f"SET LOCAL lock_timeout = '{int(LOCK_TIMEOUT * 1000)}ms'")
-            connection.execute(
-                "SELECT pg_advisory_xact_lock(%s)", (record_lock(self.namespace, kind, key),)
-            )
+            try:
+                connection.execute(
+                    "SELECT pg_advisory_xact_lock(%s)", (record_lock(self.namespace, kind, key),)
+                )
+            except psycopg.errors.LockNotAvailable:
+                raise StoreError(
+                    f"{self.where}: another replica held the lock of {kind}/{key} for "
+                    f"{LOCK_TIMEOUT:g} s"
+                ) from None
             yield _HeldRow(connection, self.namespace, kind, key)
 
 

@@ -3,11 +3,14 @@
 With a listing cache (`router.upstream.listing_cache`) an upstream may be lazy (`router.start`):
 not started until a request needs it, its tools indexed from its cached listing meanwhile. A
 config changed while serving is applied through `reconfigure`: each added, removed or
-changed upstream starts, stops or restarts alone.
+changed upstream starts, stops or restarts alone. A request for a server the pool does not
+serve (removed by a reload, restarting, or never configured) is `UpstreamUnavailable`,
+naming it and why: the index may still hold a removed server's tools for a moment.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Self
@@ -22,7 +25,8 @@ from router.catalog import ToolSpec
 from router.config import RemoteServer, RouterConfig, StdioServer
 from router.config.diff import ConfigDiff
 from router.embedding.cache import default_cache_dir
-from router.errors import ToolNotFound
+from router.errors import UpstreamUnavailable
+from router.store.records import Records
 from router.upstream.auth.upstreams import UpstreamAuth, login_hint
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.eras import HostEra
@@ -38,6 +42,9 @@ from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
 PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
 STOP_WAIT = 10.0
 """Seconds a removed or restarted upstream's child is given to exit before its successor starts."""
+MAX_GONE = 256
+"""Servers removed while serving whose name a request still gets a reason for."""
+NOT_SERVED = "not in the config being served"
 
 
 class UpstreamPool:
@@ -59,12 +66,14 @@ class UpstreamPool:
         host: HostRequests | None = None,
         era: HostEra | None = None,
         listings: ListingCache | None = None,
+        credentials: Records | None = None,
         eager: bool = False,
     ) -> None:
         """`host` relays what upstreams ask of the host (sampling, elicitation, roots);
         without it the router advertises none of those capabilities to its upstreams.
         `listings` keeps each upstream's listing; without it every upstream is eager, as it
-        is with `eager` (`inspect`, which checks them all)."""
+        is with `eager` (`inspect`, which checks them all). `credentials` holds remote
+        upstreams' OAuth tokens (the shared store's records; None: the cache folder's)."""
         if memory is None:
             cache_dir = config.router.cache_dir
             memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
@@ -76,9 +85,13 @@ class UpstreamPool:
         self._on_tools_changed = on_tools_changed
         self._on_status_changed = on_status_changed
         self._listings = listings
+        self._credentials = credentials
         self._eager = eager
         self._upstreams: dict[str, Upstream] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
+        self._stopping: dict[str, Upstream] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()
+        """Why a server no longer served is not, by name (at most `MAX_GONE`)."""
         self._task_group: anyio.abc.TaskGroup | None = None
         if era is not None:
             era.on_learned(lambda: self._mirror(era))
@@ -165,7 +178,13 @@ class UpstreamPool:
             backoff=self._backoff,
             host=self._host,
             auth=(
-                UpstreamAuth(name, server, credentials_dir, login_hint(name, config.source))
+                UpstreamAuth(
+                    name,
+                    server,
+                    credentials_dir,
+                    login_hint(name, config.source),
+                    self._credentials,
+                )
                 if isinstance(server, RemoteServer)
                 else None
             ),
@@ -188,7 +207,13 @@ class UpstreamPool:
     async def reconfigure(self, config: RouterConfig, diff: ConfigDiff) -> None:
         """Apply a changed config while running: removed and restarted upstreams stop (each
         waited for, at most `STOP_WAIT` s), then added and restarted ones start (lazily from
-        their cached listing where they may); retimed ones take their new timeouts."""
+        their cached listing where they may); retimed ones take their new timeouts. From
+        the moment one stops until its successor runs, a request to it is
+        `UpstreamUnavailable` saying so."""
+        for name in diff.removed:
+            self._forget(name, "removed from the config while serving")
+        for name in diff.restarted:
+            self._forget(name, "restarting: its config entry changed")
         for name in (*diff.removed, *diff.restarted):
             await self._stop(name)
         made = await self._made(config, [*diff.restarted, *diff.added])
@@ -197,10 +222,20 @@ class UpstreamPool:
             self._upstreams[name].retime(config.timeouts_for(name))
         for name, upstream in made.items():
             self._upstreams[name] = upstream
+            self._gone.pop(name, None)
             self._start(upstream)
 
+    def _forget(self, name: str, why: str) -> None:
+        """Stop serving `name` now (its child stops in `_stop`): requests from here on are
+        told `why`."""
+        self._gone[name] = why
+        self._gone.move_to_end(name)
+        while len(self._gone) > MAX_GONE:
+            self._gone.popitem(last=False)
+        self._stopping[name] = self._upstreams.pop(name)
+
     async def _stop(self, name: str) -> None:
-        upstream = self._upstreams.pop(name)
+        upstream = self._stopping.pop(name)
         self._scopes.pop(name).cancel()
         self._twins.drop(name)
         with anyio.move_on_after(STOP_WAIT):
@@ -221,9 +256,13 @@ class UpstreamPool:
         """The named upstream.
 
         Raises:
-            KeyError: No enabled upstream has that name.
+            UpstreamUnavailable: None is served under that name: removed by a reload,
+                restarting, or never configured (the message says which).
         """
-        return self._upstreams[server]
+        upstream = self._upstreams.get(server)
+        if upstream is None:
+            raise UpstreamUnavailable(server, self._gone.get(server, NOT_SERVED))
+        return upstream
 
     def statuses(self) -> dict[str, UpstreamStatus]:
         return {name: upstream.status for name, upstream in self._upstreams.items()}
@@ -253,13 +292,12 @@ class UpstreamPool:
 
         Raises:
             MCPError: The upstream's JSON-RPC error, with its code.
-            ToolNotFound: No such (enabled) server, or the tool is filtered out.
-            UpstreamUnavailable / UpstreamTimeout / UpstreamProtocolError: see `Upstream.call_tool`.
+            ToolNotFound: The tool is filtered out.
+            UpstreamUnavailable: The server is not served (`upstream`), or as for
+                `Upstream.call_tool`.
+            UpstreamTimeout / UpstreamProtocolError: see `Upstream.call_tool`.
         """
-        upstream = self._upstreams.get(server)
-        if upstream is None:
-            raise ToolNotFound(f"{server}/{tool}")
-        upstream = await self._twins.for_host(upstream, handshake_host)
+        upstream = await self._connection(server, handshake_host)
         return await upstream.call_tool(
             tool, arguments, progress_callback=progress_callback, meta=meta
         )
@@ -274,10 +312,17 @@ class UpstreamPool:
         progress_callback: ProgressFnT | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """`call_tool` for a 2026-07-28 host: see `router.upstream.rounds`."""
-        upstream = self._upstreams.get(server)
-        if upstream is None:
-            raise ToolNotFound(f"{server}/{tool}")
+        upstream = self.upstream(server)
         return await call_tool_round(upstream, tool, arguments, answers, progress_callback)
+
+    async def _connection(self, server: str, handshake_host: bool) -> Upstream:
+        """The connection a host's request to `server` goes out on (its twin, perhaps); one
+        removed while the twin was awaited is `UpstreamUnavailable`, and one restarted
+        meanwhile is its successor."""
+        primary = self.upstream(server)
+        chosen = await self._twins.for_host(primary, handshake_host)
+        current = self.upstream(server)
+        return chosen if current is primary else current
 
     async def roots_changed(self) -> None:
         """Pass the host's `notifications/roots/list_changed` on to every upstream."""
@@ -295,7 +340,7 @@ class UpstreamPool:
     ) -> types.ReadResourceResult | types.InputRequiredResult:
         """`resources/read`; with `answers` (a 2026-07-28 host) the upstream's question may
         come back as its `InputRequiredResult` (`router.upstream.rounds`)."""
-        upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        upstream = await self._connection(server, handshake_host)
         if answers is not None:
             return await read_resource_round(upstream, uri, answers)
         return await upstream.read_resource(uri)
@@ -310,7 +355,7 @@ class UpstreamPool:
         answers: InputAnswers | None = None,
     ) -> types.GetPromptResult | types.InputRequiredResult:
         """`prompts/get`; `answers` as for `read_resource`."""
-        upstream = await self._twins.for_host(self.upstream(server), handshake_host)
+        upstream = await self._connection(server, handshake_host)
         if answers is not None:
             return await get_prompt_round(upstream, name, arguments, answers)
         return await upstream.get_prompt(name, arguments)
