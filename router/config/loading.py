@@ -17,6 +17,7 @@ from router.config.messages import describe, misspelled_server_keys
 from router.config.servers import FOREIGN_KEYS, RemoteServer, StdioServer
 from router.config.settings import RouterConfig
 from router.errors import ConfigError
+from router.redaction import remember_config
 
 __all__ = ["load_config", "parse_config"]
 
@@ -68,7 +69,9 @@ def parse_config(
         if unknown:
             logger.warning("%s: mcpServers.%s: ignoring unknown keys %s", where, name, unknown)
     base = Path(source).parent if source is not None else Path.cwd()
-    return _resolve_paths(config, base, Path(source) if source is not None else None)
+    config = _resolve_paths(config, base, Path(source) if source is not None else None)
+    remember_config(config)  # its secrets never show in an error or a log line
+    return config
 
 
 def load_config(

@@ -17,7 +17,12 @@
 
 A failed upstream call is a tool result, not a protocol error: the model reads it and can
 try another tool, and the host's JSON-RPC layer stays calm. Errors an upstream itself
-answers with (`MCPError`) pass through with their own code.
+answers with (`MCPError`) pass through with their own code (redacted where they entered,
+`router.upstream.failures`).
+
+Every message and `data` that leaves here is redacted (`router.redaction`): no configured
+secret, URL query or userinfo, or bearer credential reaches a caller, whichever layer
+wrote the text.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from router.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from router.redaction import redact, redact_data
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +75,9 @@ def jsonrpc_error(error: RouterError) -> types.ErrorData:
         data = error.data
     elif isinstance(error, UpstreamError):
         data = {"upstream": error.upstream}
-    return types.ErrorData(code=jsonrpc_code(error), message=str(error), data=data)
+    return types.ErrorData(
+        code=jsonrpc_code(error), message=redact(str(error)), data=redact_data(data)
+    )
 
 
 def mcp_error(error: RouterError) -> MCPError:
@@ -80,7 +88,8 @@ def mcp_error(error: RouterError) -> MCPError:
 
 def tool_error_result(error: UpstreamError) -> types.CallToolResult:
     """A failed upstream call as the tool result the model reads."""
-    return types.CallToolResult(content=[types.TextContent(text=str(error))], is_error=True)
+    text = redact(str(error))
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
 def http_status(error: RouterError) -> int:
@@ -108,7 +117,7 @@ def http_body(error: RouterError, *, jsonrpc: bool) -> dict[str, Any]:
     if jsonrpc:
         error_object = jsonrpc_error(error).model_dump(mode="json", exclude_none=True)
         return {"jsonrpc": "2.0", "id": None, "error": error_object}
-    return {"detail": str(error)}
+    return {"detail": redact(str(error))}
 
 
 def errors_as_mcp(handler: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:

@@ -3,9 +3,14 @@
 What the SDK, pydantic and anyio raise while the router waits on an upstream is mapped once,
 here, to the most specific `UpstreamError` (`router.errors`): `UpstreamTimeout` for no answer
 in time, `UpstreamUnavailable` for a connection that is gone, `UpstreamProtocolError` for an
-answer that is not valid MCP. An `MCPError` the upstream itself sent passes through
-unchanged, its code kept. `describe` turns whatever ended a connection into the one line
-the log and the status show.
+answer that is not valid MCP. An `MCPError` the upstream itself sent passes through with
+its code kept. `describe` turns whatever ended a connection into the one line the log and
+the status show.
+
+Foreign text is redacted here, where it enters (`router.redaction`): the messages built from
+an exception, the upstream's own error message and data, and `describe`'s line hold no
+configured secret, no URL query or userinfo (httpx names the URL it failed on, and a query
+string is where API keys live) and no bearer credential an upstream echoes back.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from router.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from router.redaction import redact, redact_data
 
 _T = TypeVar("_T")
 _PROTOCOL_FAILURES = (MCPError, ValidationError, RuntimeError, UpstreamProtocolError)
@@ -60,13 +66,16 @@ async def send_mapped(
             # send that code itself, so only a connection we saw end counts as "down".
             if exc.code == types.CONNECTION_CLOSED and (ended.is_set() or replaced()):
                 raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
-            raise
+            clean = redacted_error(exc)
+            if clean is exc:
+                raise
+            raise clean from exc  # a traceback is redacted where it is logged
         except ValidationError as exc:
-            raise UpstreamProtocolError(upstream, f"{what}: invalid result: {exc}") from exc
+            raise UpstreamProtocolError(upstream, redact(f"{what}: invalid result: {exc}")) from exc
         except RuntimeError as exc:
             if replaced():
                 raise UpstreamUnavailable(upstream, f"{what}: connection lost") from exc
-            raise UpstreamProtocolError(upstream, f"{what}: {exc}") from exc
+            raise UpstreamProtocolError(upstream, redact(f"{what}: {exc}")) from exc
     if clock is not None and clock.progressed:
         raise UpstreamTimeout(upstream, clock.why(what))
     raise UpstreamTimeout(upstream, f"{what}: no answer within {limit:g}s")
@@ -103,6 +112,18 @@ class ProgressClock:
         return f"{what}: no answer or progress for {self._limit:g}s"
 
 
+def redacted_error(error: MCPError) -> MCPError:
+    """An upstream's JSON-RPC error with its message and data redacted, its code kept; the
+    same error when there was nothing to redact. The URLs a URL-elicitation error asks the
+    user to open keep their query (their `state`), only known secrets masked in them."""
+    message, data = error.error.message, error.error.data
+    urls = error.code != types.URL_ELICITATION_REQUIRED
+    clean_message, clean_data = redact(message), redact_data(data, urls=urls)
+    if clean_message == message and clean_data == data:
+        return error
+    return MCPError(error.code, clean_message, clean_data)
+
+
 def connect_timeout(upstream: str, phase: str, limit: float) -> UpstreamTimeout:
     """No answer in `phase` (handshake, server/discover, listing) within the connect timeout."""
     return UpstreamTimeout(upstream, f"no answer ({phase}) within the {limit:g}s connect timeout")
@@ -135,7 +156,12 @@ def sign_in_needed(error: BaseException) -> SignInNeeded | None:
 
 
 def describe(error: BaseException) -> str:
-    """A one-line reason for the log and the status; unwraps single-error groups."""
+    """A one-line reason for the log and the status, redacted; unwraps single-error
+    groups."""
+    return redact(_describe(error))
+
+
+def _describe(error: BaseException) -> str:
     needed = sign_in_needed(error)
     if needed is not None:
         return str(needed).split(": ", 1)[-1]
