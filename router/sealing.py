@@ -13,11 +13,12 @@ Confirmations, held calls, code runs and pin approvals all give a 2026-07-28 hos
   for another tool or other arguments is refused;
 - an **expiry**, and a **nonce** claimed once in a `NonceLedger` (the shared store's table,
   so a nonce is used once across every replica; a file on one machine; memory for one
-  process).
+  process). A ledger that cannot be reached refuses the state ("unavailable"): it fails
+  closed, never letting a state through unspent.
 
 `Sealer.open` checks everything but the nonce and says which check failed (`Refused`);
-`Sealer.claim` spends the nonce. Payloads are JSON and readable by the client (base64 is not
-encryption): put nothing secret in one.
+`Sealer.claim` spends the nonce; `open_once` does both. Payloads are JSON and readable by
+the client (base64 is not encryption): put nothing secret in one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
@@ -37,11 +39,14 @@ from typing import Any, Literal, Protocol
 import anyio.to_thread
 
 Purpose = Literal["confirm", "held", "code", "pin"]
-Why = Literal["forged", "purpose", "principal", "session", "digest", "expired", "used"]
+Why = Literal[
+    "forged", "purpose", "principal", "session", "digest", "expired", "used", "unavailable"
+]
 """Why a state was refused: not ours (or tampered), sealed for another purpose, principal,
-session, or tool and arguments, past its expiry, or its nonce spent already."""
+session, or call, past its expiry, its nonce spent already, or the ledger unreachable."""
 _PURPOSES: tuple[Purpose, ...] = ("confirm", "held", "code", "pin")
 PREFIX = "mcp-router.s1."
+logger = logging.getLogger(__name__)
 MAX_MEMORY_NONCES = 10_000
 """Nonces one process remembers as used (until their state expires) without a store."""
 
@@ -82,9 +87,12 @@ _REASONS: dict[Why, str] = {
     "purpose": "the request state was issued for another kind of question",
     "principal": "the request state was issued to another principal",
     "session": "the request state was issued in another session",
-    "digest": "the request state was issued for another tool or other arguments",
+    "digest": "the request state was issued for another call (another tool, other arguments "
+    "or another program)",
     "expired": "the request state has expired",
     "used": "the request state was used already",
+    "unavailable": "the router cannot make sure the request state is used only once now (the "
+    "store that records used states is unreachable)",
 }
 
 
@@ -183,15 +191,26 @@ class Sealer:
         return Opened(expected, data if isinstance(data, dict) else {}, nonce, float(expires))
 
     async def claim(self, opened: Opened) -> bool:
-        """Spend the state's nonce (once across the ledger); False if it was spent."""
-        return await anyio.to_thread.run_sync(self.ledger.claim, opened.nonce, opened.expires)
+        """Spend the state's nonce (once across the ledger); False if it was spent, or
+        the ledger cannot say."""
+        return await self.spend(opened) is None
+
+    async def spend(self, opened: Opened) -> Refused | None:
+        """Spend the state's nonce: None the first time, else why not ("used", or
+        "unavailable" when the ledger fails: fail closed)."""
+        try:
+            first = await anyio.to_thread.run_sync(self.ledger.claim, opened.nonce, opened.expires)
+        except Exception as exc:  # the ledger's store: sqlite3, OSError, StoreError
+            logger.warning("sealed state refused: its nonce cannot be recorded (%s)", exc)
+            return Refused("unavailable")
+        return None if first else Refused("used")
 
     async def open_once(self, state: str | None, expected: Binding) -> Opened | Refused:
-        """`open`, then `claim`: a state that authorizes one thing, once."""
+        """`open`, then `spend`: a state that authorizes one thing, once."""
         opened = self.open(state, expected)
         if isinstance(opened, Refused):
             return opened
-        return opened if await self.claim(opened) else Refused("used")
+        return await self.spend(opened) or opened
 
     def _mac(self, encoded: str) -> str:
         return hmac.new(self._key, encoded.encode(), hashlib.sha256).hexdigest()

@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from router.catalog import ToolRecord
 from router.code_mode.outcome import Outcome, render
 from router.code_mode.signatures import signature
+from router.sealing import PREFIX
 from router.server.http.security import SecurityPolicy
 from tests.http_serving import config, http_front, streamable_client
 from tests.identity_provider import running_provider
@@ -351,10 +352,14 @@ async def test_a_paused_run_resumes_only_with_its_own_state_and_program(tmp_path
 
     assert asked["resultType"] == "input_required"
     assert list(asked["inputRequests"]) == ["mcp-router/confirm"]
-    assert state.startswith("mcp-router-run:")
-    for refused in (other, forged, again):
+    assert state.startswith(PREFIX)
+    for refused, why in (
+        (other, "issued for another call"),
+        (forged, "not one this router sealed"),
+        (again, "no longer paused here"),
+    ):
         assert refused["error"]["code"] == types.INVALID_PARAMS, refused
-        assert "no longer paused here" in refused["error"]["message"]
+        assert why in refused["error"]["message"], refused
     assert json.loads(done["content"][0]["text"]) == {"result": "deleted x"}
     assert ran_calls["content"][0]["text"] == "delete_note x"
 

@@ -19,7 +19,10 @@ import mcp_types as types
 
 from router.catalog import ToolRecord
 from router.policy import Ruling, Verdict
+from router.profiles import EVERYTHING
+from router.sealing import PREFIX, Binding, Sealer
 from router.server.approval import CONFIRM_KEY, STATE_SECONDS, Approvals, Approved
+from router.server.authorization import Access, enter
 from router.upstream.host_requests import InputAnswers
 from tests.serving import RawRouter, raw_router, write_config
 from tests.test_upstream_pool import script
@@ -70,7 +73,7 @@ async def test_a_confirmation_runs_one_call_and_no_attack_runs_another(tmp_path:
                 "tools/call",
                 _call("plans", inputResponses=ACCEPT, requestState=f"{body}.{mac[:-2]}00"),
             )
-            foreign = Approvals(b"k" * 32)._seal({"asked": "0" * 64})
+            foreign = Sealer(b"k" * 32).seal(Binding("confirm", digest="0" * 64), 60)
             forged = await router.request(
                 "tools/call", _call("plans", inputResponses=ACCEPT, requestState=foreign)
             )
@@ -95,21 +98,25 @@ def _record() -> ToolRecord:
     )
 
 
-def test_an_expired_state_authorizes_nothing() -> None:
+async def test_an_expired_state_authorizes_nothing() -> None:
     now = [1_000_000.0]
-    approvals = Approvals(b"k" * 32, clock=lambda: now[0])
+    approvals = Approvals(Sealer(b"k" * 32, clock=lambda: now[0]))
+    enter(Access(None, EVERYTHING, operator=False))  # what the layer sets for the request
     record, ruling = _record(), Ruling(Verdict.CONFIRM, "router.policy.confirm 'guarded/*'")
-    question = approvals._approve_by_result(record, {"name": "a"}, ruling, None, _form())
+    question = await approvals._approve_by_result(record, {"name": "a"}, ruling, None, _form())
     assert isinstance(question, types.InputRequiredResult)
     answers = InputAnswers(
         {CONFIRM_KEY: types.ElicitResult(action="accept")}, question.request_state
     )
     now[0] += STATE_SECONDS + 1
-    late = approvals._approve_by_result(record, {"name": "a"}, ruling, answers, _form())
+    late = await approvals._approve_by_result(record, {"name": "a"}, ruling, answers, _form())
     assert isinstance(late, types.InputRequiredResult)  # asked again, not run
+    message = late.input_requests[CONFIRM_KEY].params.message  # type: ignore[union-attr]
+    assert message.endswith("(Asked again: the request state has expired.)")
     fresh = InputAnswers({CONFIRM_KEY: types.ElicitResult(action="accept")}, late.request_state)
     assert isinstance(
-        approvals._approve_by_result(record, {"name": "a"}, ruling, fresh, _form()), Approved
+        await approvals._approve_by_result(record, {"name": "a"}, ruling, fresh, _form()),
+        Approved,
     )
 
 
@@ -129,7 +136,8 @@ def _form() -> types.ElicitRequestFormParams:
 
 
 def test_a_sealed_state_is_opaque_json_under_the_mac() -> None:
-    state = Approvals(b"k" * 32)._seal({"asked": "d"})
-    body = state.removeprefix("mcp-router.v2.").rpartition(".")[0]
+    state = Sealer(b"k" * 32).seal(Binding("confirm", "who", None, "d"), 60, {"step": "asked"})
+    body = state.removeprefix(PREFIX).rpartition(".")[0]
     payload = json.loads(base64.urlsafe_b64decode(body))
-    assert set(payload) == {"asked", "nonce", "expires"}
+    assert set(payload) == {"p", "who", "s", "d", "n", "exp", "data"}
+    assert payload["p"] == "confirm" and payload["data"] == {"step": "asked"}

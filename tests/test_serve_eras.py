@@ -217,4 +217,5 @@ async def test_a_held_calls_state_answers_once_and_a_forged_one_never(tmp_path: 
     assert done["content"][0]["text"] == "model said: short"
     for refused in (again, forged):
         assert refused["error"]["code"] == types.INVALID_PARAMS, refused
-        assert "no longer held here" in refused["error"]["message"]
+    assert "no longer held here" in again["error"]["message"]
+    assert "not one this router sealed" in forged["error"]["message"]

@@ -9,6 +9,11 @@ raises `PermissionError`, `os.environ` and `os.system` do not exist, `socket` an
 `subprocess` cannot be imported), and a crash costs the worker, which the pool replaces,
 never the router.
 
+Each principal (with identities) may hold `worker_share` of the `max_workers` workers at
+once, a run counting from its checkout's wait to its end (a run paused for the host's answer
+holds its worker): one principal's programs queue on their own share and are refused past
+it, never taking the workers another principal's programs need.
+
 Limits per run (`router.code`, `CodeSettings`): the program's own running time on the
 sandbox's clock (`max_seconds`; sleeps count too), the whole run's (`max_total_seconds`,
 tool calls included), its heap (`max_memory_mb`) and its calls (`max_tool_calls`). A run
@@ -101,6 +106,16 @@ class Sandbox:
         self.settings = settings or CodeSettings()
         self._pool: AsyncMonty | None = None
         self._ready = anyio.Event()
+        self._holding: dict[str, int] = {}
+        """Runs per principal that hold (or wait for) a worker; bounded by the live runs."""
+
+    @property
+    def worker_share(self) -> int:
+        """Workers one principal may hold at once: half of `max_workers` (at least one), so
+        that while one principal's programs (paused ones among them: each holds its worker
+        for up to the pause) fill their share, the other half serves everyone else; with 4
+        workers, the default, 2."""
+        return max(1, self.settings.max_workers // 2)
 
     async def run_pool(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -128,18 +143,32 @@ class Sandbox:
             with anyio.CancelScope(shield=True):
                 await anyio.sleep(_EXIT_GRACE)
 
-    async def run(self, code: str, host: Host) -> Outcome:
-        """Run `code` to its end or its first limit; never raises for the program's own
+    async def run(self, code: str, host: Host, principal: str = "") -> Outcome:
+        """Run `code` to its end or its first limit, for `principal` (`Principal.key`, ""
+        without identities: no share applies); never raises for the program's own
         failures (they are the outcome), only when cancelled."""
         if len(code) > MAX_CODE_CHARS:
             return Outcome(
                 error=f"ValueError: the program is longer than {MAX_CODE_CHARS:,} characters"
             )
-        with anyio.move_on_after(CHECKOUT_SECONDS):
-            await self._ready.wait()
-        if self._pool is None:
-            return Outcome(stopped="the sandbox's workers are not running")
-        return await _Run(self._pool, self.settings, host).run(code)
+        share = self.worker_share
+        if principal and self._holding.get(principal, 0) >= share:
+            return Outcome(
+                stopped=f"your programs already hold {share} of the sandbox's "
+                f"{self.settings.max_workers} workers, your share (router.code.max_workers); "
+                "let one finish, or answer the one waiting for you, first"
+            )
+        self._holding[principal] = self._holding.get(principal, 0) + 1
+        try:
+            with anyio.move_on_after(CHECKOUT_SECONDS):
+                await self._ready.wait()
+            if self._pool is None:
+                return Outcome(stopped="the sandbox's workers are not running")
+            return await _Run(self._pool, self.settings, host).run(code)
+        finally:
+            left = self._holding.pop(principal) - 1
+            if left:
+                self._holding[principal] = left
 
 
 @dataclass

@@ -8,12 +8,14 @@ never runs without a yes.
 - Up to 2025-11-25 the router sends `elicitation/create` on the call's own stream.
 - On 2026-07-28 a server cannot send requests, so the router answers the call with an
   `InputRequiredResult` holding the question; the host retries with the answer. Its
-  `requestState` is sealed (HMAC with a key of this process, or of the replicas' shared
-  store) and binds the answer to this tool and these arguments, compared as bytes; it
-  expires after `STATE_SECONDS` and carries a nonce that authorizes one call: a replayed,
-  expired, tampered, forged or other-arguments state never runs the tool, the user is asked
-  again. Once confirmed it wraps the upstream's own `requestState` (single-use too), so that
-  the upstream's later questions on the same call do not ask the user again.
+  `requestState` is sealed (`router.sealing`, purpose `confirm`): bound to the principal
+  and to the digest of this tool and these arguments, expiring after `STATE_SECONDS`, its
+  nonce spent in the store's ledger, so it authorizes one call on every replica together.
+  A replayed (here or on another replica), expired, tampered, forged, other-principal or
+  other-arguments state never runs the tool: the user is asked again, the question saying
+  why the answer counted for nothing. Once confirmed it wraps the upstream's own
+  `requestState` (single-use too), so that the upstream's later questions on the same call
+  do not ask the user again.
 
 The question lists every argument on a line of its own, keys in order, each value cut to
 `SHOWN_VALUE` characters, so that no long argument pushes another out of view.
@@ -21,13 +23,8 @@ The question lists every argument on a line of its own, keys in order, each valu
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
-import secrets
-import time
-from collections.abc import Callable
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,19 +37,20 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.catalog import ToolRecord
 from router.policy import Ruling
+from router.sealing import Binding, Opened, Sealer, digest
+from router.server.authorization import current_access
 from router.upstream.host_requests import InputAnswers
+
+logger = logging.getLogger(__name__)
 
 CONFIRM_KEY = "mcp-router/confirm"
 """The key of the router's own question among a call's input requests and responses."""
-_STATE_PREFIX = "mcp-router.v2."
 SHOWN_VALUE = 200
 """Characters of each argument's value shown in the question; the rest is elided."""
 SHOWN_KEYS = 50
 """Arguments listed in the question; more are counted, not shown."""
 STATE_SECONDS = 300.0
 """How long a sealed confirmation state can be answered or used."""
-MAX_USED_NONCES = 10_000
-"""Nonces remembered as used until their state expires (the bound of the table)."""
 _NO_FIELDS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -69,13 +67,11 @@ Outcome = Approved | types.CallToolResult | types.InputRequiredResult
 
 
 class Approvals:
-    """Asks the host before confirmed calls; one per router process (its key seals state)."""
+    """Asks the host before confirmed calls; one per router process, sealing with the
+    router's `Sealer` (its key and nonce ledger shared by the replicas of a store)."""
 
-    def __init__(self, key: bytes | None = None, clock: Callable[[], float] = time.time) -> None:
-        """`key` seals the state (shared by replicas); `clock` gives wall-clock seconds."""
-        self._key = key or secrets.token_bytes(32)
-        self._clock = clock
-        self._used: dict[str, float] = {}
+    def __init__(self, sealer: Sealer | None = None) -> None:
+        self.sealer = sealer or Sealer()
 
     async def approve(
         self,
@@ -97,7 +93,7 @@ class Approvals:
             )
         question = _question(record, arguments)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self._approve_by_result(record, arguments, ruling, answers, question)
+            return await self._approve_by_result(record, arguments, ruling, answers, question)
         try:
             with anyio.fail_after(limit):
                 result = await ctx.session.send_request(
@@ -113,7 +109,7 @@ class Approvals:
             return _refusal(record, ruling, f"the user answered {result.action}")
         return Approved(answers)
 
-    def _approve_by_result(
+    async def _approve_by_result(
         self,
         record: ToolRecord,
         arguments: dict[str, Any],
@@ -121,80 +117,50 @@ class Approvals:
         answers: InputAnswers | None,
         question: types.ElicitRequestFormParams,
     ) -> Outcome:
-        digest = _digest(record, arguments)
+        binding = _binding(digest(record.server, record.name, arguments))
         responses = dict(answers.responses or {}) if answers else {}
-        state = self._open(answers.state if answers else None)
         answer = responses.pop(CONFIRM_KEY, None)
-        if state is not None and not self._claim(state):
-            state = None  # replayed or expired: it authorizes nothing, ask again
-        if state is not None and _same(state.get("confirmed"), digest):
-            upstream_state = state.get("upstream")
-            return Approved(
-                InputAnswers(responses or None, upstream_state if upstream_state else None),
-                seal=digest,
-            )
-        if state is not None and _same(state.get("asked"), digest) and answer is not None:
-            if isinstance(answer, types.ElicitResult) and answer.action == "accept":
-                return Approved(InputAnswers(responses or None, None), seal=digest)
-            action = answer.action if isinstance(answer, types.ElicitResult) else "no answer"
-            return _refusal(record, ruling, f"the user answered {action}")
+        state = answers.state if answers else None
+        if Sealer.is_sealed(state):  # ours (else absent, or the upstream's own)
+            opened = await self.sealer.open_once(state, binding)
+            if isinstance(opened, Opened):
+                step = opened.data.get("step")
+                if step == "confirmed":
+                    upstream = opened.data.get("upstream")
+                    return Approved(
+                        InputAnswers(responses or None, upstream if upstream else None),
+                        seal=binding.digest,
+                    )
+                if step == "asked" and answer is not None:
+                    if isinstance(answer, types.ElicitResult) and answer.action == "accept":
+                        return Approved(InputAnswers(responses or None, None), seal=binding.digest)
+                    action = (
+                        answer.action if isinstance(answer, types.ElicitResult) else "no answer"
+                    )
+                    return _refusal(record, ruling, f"the user answered {action}")
+            else:  # it authorizes nothing: ask again, saying why the answer did not count
+                why = opened.describe()
+                logger.info("confirmation of %s asked again: %s", record.qualified_name, why)
+                question = question.model_copy(
+                    update={"message": f"{question.message}\n\n(Asked again: {why}.)"}
+                )
         return types.InputRequiredResult(
             input_requests={CONFIRM_KEY: types.ElicitRequest(params=question)},
-            request_state=self._seal({"asked": digest}),
+            request_state=self.sealer.seal(binding, STATE_SECONDS, {"step": "asked"}),
         )
 
     def sealed(self, result: types.InputRequiredResult, seal: str) -> types.InputRequiredResult:
-        """The upstream's further questions on a confirmed call, its state wrapped with the
-        confirmation so that the host's retry is not asked again."""
-        state = self._seal({"confirmed": seal, "upstream": result.request_state})
+        """The upstream's further questions on a confirmed call (`seal`: its digest), its
+        state wrapped with the confirmation so that the host's retry is not asked again."""
+        data = {"step": "confirmed", "upstream": result.request_state}
+        state = self.sealer.seal(_binding(seal), STATE_SECONDS, data)
         return result.model_copy(update={"request_state": state})
 
-    def _claim(self, state: dict[str, Any]) -> bool:
-        """Use a state's nonce once, before its expiry."""
-        now = self._clock()
-        expires, nonce = state.get("expires"), state.get("nonce")
-        if not isinstance(expires, int | float) or not isinstance(nonce, str) or expires < now:
-            return False
-        for used, until in list(self._used.items()):
-            if until < now:
-                del self._used[used]
-        if nonce in self._used or len(self._used) >= MAX_USED_NONCES:
-            return False
-        self._used[nonce] = expires
-        return True
 
-    def _seal(self, payload: dict[str, Any]) -> str:
-        payload = {
-            **payload,
-            "nonce": secrets.token_urlsafe(16),
-            "expires": self._clock() + STATE_SECONDS,
-        }
-        body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
-        mac = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
-        return f"{_STATE_PREFIX}{body}.{mac}"
-
-    def _open(self, state: str | None) -> dict[str, Any] | None:
-        """The router's own sealed state, or None (absent, the upstream's, or forged)."""
-        if not state or not state.startswith(_STATE_PREFIX):
-            return None
-        body, _, mac = state[len(_STATE_PREFIX) :].rpartition(".")
-        expected = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(mac, expected):
-            return None
-        try:
-            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
-        except ValueError:
-            return None
-        return payload if isinstance(payload, dict) else None
-
-
-def _digest(record: ToolRecord, arguments: dict[str, Any]) -> str:
-    canonical = json.dumps([record.server, record.name, arguments], sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _same(sealed: Any, digest: str) -> bool:
-    return isinstance(sealed, str) and hmac.compare_digest(sealed.encode(), digest.encode())
+def _binding(call: str) -> Binding:
+    """A confirmation's binding: the caller (2026-07-28 has no session) and the call."""
+    principal = current_access().principal
+    return Binding("confirm", principal.key if principal is not None else "", None, call)
 
 
 def _question(record: ToolRecord, arguments: dict[str, Any]) -> types.ElicitRequestFormParams:

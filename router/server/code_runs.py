@@ -8,19 +8,23 @@ the calls it has in flight.
 A question is the `InputRequiredResult` that a call inside the program got from `forward`
 (a confirmation the policy asks for, tool pinning's approval, an upstream's own question) on
 a 2026-07-28 host, which answers only by retrying its request. The run stays paused at that
-call; the host gets the question with a `requestState` sealed here (HMAC, a key of this
-process) naming the run and which question it answers, and its retry of `execute` (the same
-program, the same principal) hands the answers to the waiting call, which goes through
-`forward` again with them. Handshake-era hosts are asked on the request's own stream inside
-`forward`, and the run never pauses. At most `MAX_RUNS` runs live at once; a paused one
-waits `HOLD_SECONDS` for the retry, then its call is refused and the program goes on.
+call; the host gets the question with a `requestState` sealed (`router.sealing`, purpose
+`code`): bound to the principal and to the digest of the program, naming the run, which
+question it answers and this process, expiring with the pause, its nonce spent by the first
+retry. The retry of `execute` (the same program, the same principal) hands the answers to
+the waiting call, which goes through `forward` again with them; any other retry is an
+`InvalidParams` error naming why (another program, principal, a spent or expired state, or
+another replica, where the run is not: a paused run is per process). Handshake-era hosts
+are asked on the request's own stream inside `forward`, and the run never pauses.
+
+At most `MAX_RUNS` runs live at once, and `PRINCIPAL_SHARE` of one principal (with
+identities); a paused one waits `HOLD_SECONDS` for the retry, then its call is refused and
+the program goes on. The sandbox's workers have a per-principal share of their own
+(`router.code_mode.sandbox`): a paused run holds its worker.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import logging
 import secrets
 from collections.abc import Callable
@@ -36,14 +40,18 @@ from router.code_mode.outcome import Outcome
 from router.code_mode.sandbox import CallRefused, Host, Sandbox, untimed
 from router.config import RouterConfig
 from router.errors import InvalidParams
+from router.sealing import Binding, Refused, Sealer, digest
 
 logger = logging.getLogger(__name__)
 
 MAX_RUNS = 128
 """Programs running or paused at once in this process."""
+PRINCIPAL_SHARE = MAX_RUNS // 4
+"""Runs one principal may have live at once, with identities: a quarter, as for held calls
+(`router.server.held_calls`), so no fewer than four principals fill the table. Without
+identities every caller is one principal, and only `MAX_RUNS` applies."""
 HOLD_SECONDS = 300.0
 """How long a paused run waits for the host's retry."""
-_STATE_PREFIX = "mcp-router-run:"
 
 
 @dataclass(eq=False)
@@ -60,7 +68,8 @@ class Run:
 
     id: str
     code: str
-    principal: str | None
+    principal: str
+    """`Principal.key` of the caller that started it, "" without identities."""
     ctx: Any
     _send: MemoryObjectSendStream[_Question | Outcome]
     _next: MemoryObjectReceiveStream[_Question | Outcome]
@@ -83,22 +92,25 @@ class Run:
 
 
 class CodeRuns:
-    """The runs of this process, by id; one per router (its key seals their states)."""
+    """The runs of this process, by id; one per router (the router's `Sealer` seals their
+    states)."""
 
-    def __init__(self, sandbox: Sandbox, result_tokens: int) -> None:
+    def __init__(self, sandbox: Sandbox, result_tokens: int, sealer: Sealer | None = None) -> None:
         self.sandbox = sandbox
         self.result_tokens = result_tokens
         """`router.limits.result_tokens`: what an `execute` result may cost."""
-        self._key = secrets.token_bytes(32)
+        self.sealer = sealer or Sealer()
+        self.instance = secrets.token_urlsafe(9)
+        """This process, named in each state: a retry that reaches another replica is told."""
         self._runs: dict[str, Run] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     @classmethod
-    def from_config(cls, config: RouterConfig) -> CodeRuns | None:
+    def from_config(cls, config: RouterConfig, sealer: Sealer | None = None) -> CodeRuns | None:
         """Code mode's runs, None in the other modes."""
         if config.router.mode != "code":
             return None
-        return cls(Sandbox(config.router.code), config.router.limits.result_tokens)
+        return cls(Sandbox(config.router.code), config.router.limits.result_tokens, sealer)
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -111,16 +123,24 @@ class CodeRuns:
             await anyio.sleep_forever()
 
     def holds(self, state: str | None) -> bool:
-        """Whether `state` is a run's (a retry of a paused `execute`)."""
-        return state is not None and state.startswith(_STATE_PREFIX)
+        """Whether `state` is a run's (a retry of a paused `execute`), or looks like the
+        router's and does not open (`resume` then says why it is refused)."""
+        return Sealer.is_sealed(state) and self.sealer.purpose_of(state) in ("code", None)
 
     async def start(
-        self, code: str, principal: str | None, ctx: Any, host: Callable[[Run], Host]
+        self, code: str, principal: str, ctx: Any, host: Callable[[Run], Host]
     ) -> Outcome | types.InputRequiredResult:
-        """Run `code` with the host functions `host(run)` makes; its outcome, or its first
-        question."""
+        """Run `code` for `principal` with the host functions `host(run)` makes; its
+        outcome, or its first question."""
         if self._task_group is None or len(self._runs) >= MAX_RUNS:
             return Outcome(stopped=f"{MAX_RUNS} programs already run or wait here")
+        if principal and sum(r.principal == principal for r in self._runs.values()) >= (
+            PRINCIPAL_SHARE
+        ):
+            return Outcome(
+                stopped=f"you already have {PRINCIPAL_SHARE} programs running or waiting for "
+                "answers, your share of this router's runs; answer or finish one first"
+            )
         send, receive = anyio.create_memory_object_stream[_Question | Outcome](MAX_RUNS)
         run = Run(secrets.token_urlsafe(16), code, principal, ctx, send, receive)
         self._runs[run.id] = run
@@ -129,7 +149,7 @@ class CodeRuns:
         async def running() -> None:
             try:
                 with run.scope:
-                    outcome = await self.sandbox.run(code, calls)
+                    outcome = await self.sandbox.run(code, calls, principal)
                     send.send_nowait(outcome)
             except (anyio.WouldBlock, anyio.BrokenResourceError):
                 logger.warning("run %s ended with nobody to read it", run.id)
@@ -149,17 +169,12 @@ class CodeRuns:
         self,
         state: str,
         code: str,
-        principal: str | None,
+        principal: str,
         responses: types.InputResponses | None,
         ctx: Any,
     ) -> Outcome | types.InputRequiredResult:
         """The host's retry: answer the paused call's question, then the run's next."""
-        run, generation = self._open(state)
-        if run.principal != principal or not hmac.compare_digest(run.code.encode(), code.encode()):
-            raise _not_here()
-        question = run.pending
-        if question is None or generation != run.generation:
-            raise InvalidParams("mcp-router: this question was answered already")
+        run, question = await self._open(state, Binding("code", principal, None, digest(code)))
         run.ctx = ctx
         run.pending = None
         question.responses = dict(responses or {})
@@ -179,32 +194,45 @@ class CodeRuns:
             return item
         run.pending = item
         run.generation += 1
+        binding = Binding("code", run.principal, None, digest(run.code))
+        data = {"id": run.id, "g": run.generation, "at": self.instance}
         return types.InputRequiredResult(
             input_requests=item.result.input_requests,
-            request_state=self._seal(run.id, run.generation),
+            request_state=self.sealer.seal(binding, HOLD_SECONDS, data),
         )
 
-    def _seal(self, run_id: str, generation: int) -> str:
-        body = f"{run_id}.{generation}"
-        mac = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-        return _STATE_PREFIX + body + "." + base64.urlsafe_b64encode(mac).decode()
+    async def _open(self, state: str, expected: Binding) -> tuple[Run, _Question]:
+        """The paused run and the question `state` answers, its nonce spent; else the
+        error that says why not."""
+        opened = self.sealer.open(state, expected)
+        if isinstance(opened, Refused):
+            raise _refused(opened)
+        if opened.data.get("at") != self.instance:
+            raise InvalidParams(
+                "mcp-router: another replica runs this program (a paused program stays in "
+                "the router process that started it, and this request reached another); run "
+                "it again from the start"
+            )
+        run = self._runs.get(str(opened.data.get("id")))
+        if (
+            run is None
+            or run.principal != expected.principal
+            or digest(run.code) != expected.digest
+        ):
+            raise InvalidParams(
+                "mcp-router: this program is no longer paused here (it ended or expired); "
+                "run it again"
+            )
+        spent = await self.sealer.spend(opened)
+        if spent is not None:
+            raise _refused(spent)
+        question = run.pending
+        if question is None or opened.data.get("g") != run.generation:
+            raise InvalidParams("mcp-router: this question was answered already")
+        return run, question
 
-    def _open(self, state: str) -> tuple[Run, int]:
-        try:
-            run_id, generation, mac = state.removeprefix(_STATE_PREFIX).split(".", 2)
-            expected = hmac.new(self._key, f"{run_id}.{generation}".encode(), hashlib.sha256)
-            valid = hmac.compare_digest(base64.urlsafe_b64decode(mac), expected.digest())
-            number = int(generation)
-        except ValueError:
-            valid, number = False, 0
-        run = self._runs.get(run_id) if valid else None
-        if run is None:
-            raise _not_here()
-        return run, number
 
-
-def _not_here() -> InvalidParams:
+def _refused(refused: Refused) -> InvalidParams:
     return InvalidParams(
-        "mcp-router: this program is no longer paused here (it ended, expired, or another "
-        "replica runs it); run it again"
+        f"mcp-router: the paused program was not resumed: {refused.describe()}; run it again"
     )

@@ -86,7 +86,7 @@ async def _execute(
     runs = state.code
     assert runs is not None  # code mode starts them
     principal = state.visibility.principal()
-    key = principal.key if principal is not None else None
+    key = principal.key if principal is not None else ""
     with span("mcp-router execute", {"mcp_router.code_chars": len(code)}) as current:
         if answers is not None and runs.holds(answers.state):
             assert answers.state is not None

@@ -3,18 +3,23 @@
 The upstream asks on its connection and waits for the answer; the 2026-07-28 host has no
 channel for that request: it answers questions only by retrying its call. So this process
 keeps the upstream call running in a task of its own, and the host gets the question as an
-`InputRequiredResult` whose `requestState` is sealed (HMAC, a key of this process) with the
-held call's id. The retry's answer goes to the waiting upstream request, and the host gets the
-call's result, or its next question the same way. Only the process that holds the call can
-resume it: another replica, an expired or forged state, or a second retry with the same state
-is an error that says so. Held calls are bounded in number and in time.
+`InputRequiredResult` whose `requestState` is sealed (`router.sealing`, purpose `held`):
+bound to the principal that made the call and to the digest of its tool and arguments,
+naming the held call, which question it answers and this process; it expires with the hold,
+and its nonce is spent by the first retry. The retry's answer goes to the waiting upstream
+request, and the host gets the call's result, or its next question the same way.
+
+A retry is refused, with an `InvalidParams` error naming why, when its state is forged,
+expired or spent, was sealed for another principal, or is carried by a call of another tool
+or with other arguments. Only the process that holds the call can resume it: the state opens
+on every replica of a store (the key is shared), and another replica answers that the call
+is held elsewhere and is to be retried from the start (a held upstream call is per process;
+nothing forwards the retry). Held calls are bounded in time, in number (`MAX_HELD`), and per
+principal (`PRINCIPAL_SHARE`), so one principal holding its share leaves the rest to others.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -27,15 +32,22 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter
 
+from router.catalog import ToolRecord
 from router.errors import InvalidParams
+from router.sealing import Binding, Refused, Sealer, digest
+from router.server.authorization import current_access
 
 logger = logging.getLogger(__name__)
 
 MAX_HELD = 64
 """Calls held open at once (each is an upstream request waiting on a person)."""
+PRINCIPAL_SHARE = MAX_HELD // 4
+"""Calls one principal may hold at once, with identities: a quarter, so no fewer than four
+principals fill the table, and 16 questions waiting on one person is more than any host
+asks at a time (a held call waits on a person's answer). Without identities every caller
+is one principal, and only `MAX_HELD` applies."""
 HOLD_SECONDS = 300.0
 """How long a held call waits for the host's retry before it is cancelled."""
-_STATE_PREFIX = "mcp-router-held:"
 _R = TypeVar("_R", bound=types.Result)
 _RESPONSE = TypeAdapter[types.InputResponse](types.InputResponse)
 
@@ -55,6 +67,10 @@ class HeldCall:
     """One upstream call held open for a 2026-07-28 host."""
 
     id: str
+    owner: str
+    """The principal that made the call (`Principal.key`, "" without identities)."""
+    call: str
+    """The digest of its tool and arguments."""
     _questions: MemoryObjectSendStream[_Question | types.CallToolResult]
     _next: MemoryObjectReceiveStream[_Question | types.CallToolResult]
     pending: _Question | None = None
@@ -75,10 +91,12 @@ class HeldCall:
 
 
 class HeldCalls:
-    """The calls this process holds open, by id; one per router process (its key seals)."""
+    """The calls this process holds open, by id; one per router process."""
 
-    def __init__(self) -> None:
-        self._key = secrets.token_bytes(32)
+    def __init__(self, sealer: Sealer | None = None) -> None:
+        self.sealer = sealer or Sealer()
+        self.instance = secrets.token_urlsafe(9)
+        """This process, named in each state: a retry that reaches another replica is told."""
         self._held: dict[str, HeldCall] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
@@ -92,14 +110,32 @@ class HeldCalls:
             await anyio.sleep_forever()
 
     def is_held(self, state: str | None) -> bool:
-        return state is not None and state.startswith(_STATE_PREFIX)
+        """Whether `state` is a held call's, or looks like the router's and does not open
+        (`resume` then says why it is refused)."""
+        return Sealer.is_sealed(state) and self.sealer.purpose_of(state) in ("held", None)
 
-    async def start(self, call: Callable[[HeldCall], Awaitable[types.CallToolResult]]) -> Outcome:
-        """Run `call(held)` held open; its result, or its first question."""
+    async def start(
+        self,
+        call: Callable[[HeldCall], Awaitable[types.CallToolResult]],
+        record: ToolRecord,
+        arguments: dict[str, Any],
+    ) -> Outcome:
+        """Run `call(held)`, the call of `record` with `arguments`, held open; its result,
+        or its first question."""
+        owner = _caller()
         if self._task_group is None or len(self._held) >= MAX_HELD:
-            raise InvalidParams("mcp-router: too many calls wait for their clients' answers")
+            raise InvalidParams(
+                f"mcp-router: too many calls wait for their clients' answers ({MAX_HELD}); "
+                "answer or abandon one, or try again later"
+            )
+        if owner and sum(held.owner == owner for held in self._held.values()) >= PRINCIPAL_SHARE:
+            raise InvalidParams(
+                f"mcp-router: you already have {PRINCIPAL_SHARE} calls waiting for answers, "
+                "your share of this router's held calls; answer one of them, or wait for "
+                f"it to expire ({HOLD_SECONDS:g} s), then call again"
+            )
         send, receive = anyio.create_memory_object_stream[_Question | types.CallToolResult](1)
-        held = HeldCall(secrets.token_urlsafe(16), send, receive)
+        held = HeldCall(secrets.token_urlsafe(16), owner, _digest(record, arguments), send, receive)
         self._held[held.id] = held
 
         async def running() -> None:
@@ -118,12 +154,18 @@ class HeldCalls:
         self._task_group.start_soon(running)
         return await self._outcome(held)
 
-    async def resume(self, state: str, responses: types.InputResponses | None) -> Outcome:
-        """The host's retry: answer the held call's question, then its next outcome."""
-        held, generation = self._open(state)
-        question = held.pending
-        if question is None or generation != held.generation:
-            raise InvalidParams("mcp-router: this question was answered already")
+    async def resume(
+        self,
+        state: str,
+        record: ToolRecord,
+        arguments: dict[str, Any],
+        responses: types.InputResponses | None,
+    ) -> Outcome:
+        """The host's retry of the call of `record` with `arguments`: answer the held
+        call's question, then its next outcome."""
+        held, question = await self._open(
+            state, Binding("held", _caller(), None, _digest(record, arguments))
+        )
         answer = (responses or {}).get("input")
         if answer is None:
             raise InvalidParams("mcp-router: the retry carries no answer to the question")
@@ -131,6 +173,32 @@ class HeldCalls:
         held.pending = None
         question.answered.set()
         return await self._outcome(held)
+
+    async def _open(self, state: str, expected: Binding) -> tuple[HeldCall, _Question]:
+        """The held call and the question `state` answers, its nonce spent; else the error
+        that says why not."""
+        opened = self.sealer.open(state, expected)
+        if isinstance(opened, Refused):
+            raise _refused(opened)
+        if opened.data.get("at") != self.instance:
+            raise InvalidParams(
+                "mcp-router: another replica holds this call (a call waiting for an answer "
+                "stays in the router process that started it, and this request reached "
+                "another); retry the tool from the start"
+            )
+        held = self._held.get(str(opened.data.get("id")))
+        if held is None or held.owner != expected.principal or held.call != expected.digest:
+            raise InvalidParams(
+                "mcp-router: this call is no longer held here (it ended, expired, or was "
+                "answered); call the tool again"
+            )
+        spent = await self.sealer.spend(opened)
+        if spent is not None:
+            raise _refused(spent)
+        question = held.pending
+        if question is None or opened.data.get("g") != held.generation:
+            raise InvalidParams("mcp-router: this question was answered already")
+        return held, question
 
     async def _outcome(self, held: HeldCall) -> Outcome:
         try:
@@ -144,29 +212,24 @@ class HeldCalls:
             return item
         held.pending = item
         held.generation += 1
+        binding = Binding("held", held.owner, None, held.call)
+        data = {"id": held.id, "g": held.generation, "at": self.instance}
         return types.InputRequiredResult(
             input_requests={"input": item.request},
-            request_state=self._seal(held.id, held.generation),
+            request_state=self.sealer.seal(binding, HOLD_SECONDS, data),
         )
 
-    def _seal(self, held_id: str, generation: int) -> str:
-        body = f"{held_id}.{generation}"
-        mac = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
-        return _STATE_PREFIX + body + "." + base64.urlsafe_b64encode(mac).decode()
 
-    def _open(self, state: str) -> tuple[HeldCall, int]:
-        try:
-            held_id, generation, mac = state.removeprefix(_STATE_PREFIX).split(".", 2)
-            expected = hmac.new(
-                self._key, f"{held_id}.{generation}".encode(), hashlib.sha256
-            ).digest()
-            valid = hmac.compare_digest(base64.urlsafe_b64decode(mac), expected)
-        except ValueError:
-            valid = False
-        held = self._held.get(held_id) if valid else None
-        if held is None:
-            raise InvalidParams(
-                "mcp-router: this call is no longer held here (it expired, was answered, or "
-                "another replica holds it); call the tool again"
-            )
-        return held, int(generation)
+def _caller() -> str:
+    principal = current_access().principal
+    return principal.key if principal is not None else ""
+
+
+def _digest(record: ToolRecord, arguments: dict[str, Any]) -> str:
+    return digest(record.server, record.name, arguments)
+
+
+def _refused(refused: Refused) -> InvalidParams:
+    return InvalidParams(
+        f"mcp-router: the held call was not resumed: {refused.describe()}; call the tool again"
+    )

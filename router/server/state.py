@@ -21,6 +21,7 @@ from router.meta_tools import meta_tool_records
 from router.policy import ToolPolicy
 from router.profiles import View
 from router.retrieval.types import ScoredTool
+from router.sealing import Sealer
 from router.server.approval import Approvals
 from router.server.code_runs import CodeRuns
 from router.server.connections import ConnectionMemory
@@ -67,6 +68,9 @@ class RouterState:
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
     approvals: Approvals = field(default_factory=Approvals)
+    sealer: Sealer = field(default_factory=Sealer)
+    """Seals what a 2026-07-28 host brings back (`router.sealing`): one per process, its
+    key and nonce ledger the store's (`app.py` hands it to approvals, held calls and runs)."""
     visibility: Visibility = field(default_factory=Visibility)
     """`router.profiles`: what the current request's principal may list, search and call."""
     store: VectorStore = field(default_factory=lambda: LocalStore(None))

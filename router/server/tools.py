@@ -304,7 +304,7 @@ async def _held(
 ) -> types.CallToolResult | types.InputRequiredResult:
     if answers is not None and state.held.is_held(answers.state):
         assert answers.state is not None
-        return await state.held.resume(answers.state, answers.responses)
+        return await state.held.resume(answers.state, record, arguments, answers.responses)
     capabilities = ctx.session.client_capabilities
 
     async def relayed(progress: float, total: float | None, message: str | None) -> None:
@@ -324,7 +324,7 @@ async def _held(
             logger.warning("call to %s failed: %s", record.qualified_name, exc)
             return tool_error_result(exc)
 
-    return await state.held.start(call)
+    return await state.held.start(call, record, arguments)
 
 
 async def _limited(
