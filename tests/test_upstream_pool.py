@@ -416,10 +416,12 @@ async def test_excluded_tools_are_neither_listed_nor_callable(installed: Install
     assert tool_names(pool, "time") == {"get_current_time"}
 
 
-async def test_an_unknown_server_is_a_tool_not_found() -> None:
+async def test_an_unknown_server_is_unavailable_and_named() -> None:
     async with running(config({"scripted": script("scripted", protocol="legacy")})) as pool:
-        with pytest.raises(ToolNotFound):
+        with pytest.raises(UpstreamUnavailable) as refused:
             await pool.call_tool("nowhere", "tool", {})
+    assert refused.value.upstream == "nowhere"
+    assert "not in the config being served" in str(refused.value)
 
 
 def free_port() -> int:

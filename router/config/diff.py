@@ -5,8 +5,8 @@ Applied live: servers added (started, or indexed from their cached listing), rem
 (stopped, their tools leave the index) and changed (just that upstream restarts; a change of
 its timeouts only retimes it), and the `router` settings in `LIVE_SETTINGS` (of `limits`,
 only `result_tokens`: `LIVE_PARTS`). Every other
-`router` setting (the model, the mode, the cache folder, the store, the HTTP front, identities
-and profiles, learning, steps, tool pinning, reload itself) is read once at start: a change to
+`router` setting (the model, the mode, the cache folder, the store, the HTTP front and its
+identities, learning, steps, tool pinning, reload itself) is read once at start: a change to
 one is named as needing a restart.
 """
 
@@ -20,7 +20,18 @@ from router.config.settings import RouterConfig
 __all__ = ["LIVE_SETTINGS", "ConfigDiff", "config_diff", "upstream_identity"]
 
 LIVE_SETTINGS = frozenset(
-    {"k", "pin", "policy", "limits", "timeouts", "disabled", "include", "exclude", "start"}
+    {
+        "k",
+        "pin",
+        "policy",
+        "profiles",
+        "limits",
+        "timeouts",
+        "disabled",
+        "include",
+        "exclude",
+        "start",
+    }
 )
 """`router` settings a serving router adopts as soon as it reads them."""
 LIVE_PARTS = {"limits": frozenset({"result_tokens"})}

@@ -4,9 +4,15 @@ and read again on SIGHUP, each time applied at once, without a restart.
 What a change does (`router.config.diff` tells them apart): an added server starts, or is
 indexed from its cached listing if it may be lazy; a removed one stops and its tools leave
 the index; a changed entry restarts that upstream alone (a change of its timeouts only
-retimes it); `k`, `pin`, `policy`, `limits.result_tokens`, `timeouts`, `include`, `exclude`,
-`disabled` and `start` apply to the next request; any other `router` setting is logged as
-needing a restart.
+retimes it); `k`, `pin`, `policy`, `profiles`, `limits.result_tokens`, `timeouts`, `include`,
+`exclude`, `disabled` and `start` apply to the next request; any other `router` setting is
+logged as needing a restart.
+
+The settings are swapped, not synced: the new config's `Settings` replace the state's in one
+assignment, first, so every request from then on is ruled on by the new policy and profiles
+(`router.server.settings.authorize_call`), while the index is still being rebuilt. Removed
+servers' tools then leave the index, and the pool stops them; a call reaching one meanwhile
+is `UpstreamUnavailable`, naming it (`UpstreamPool.upstream`).
 Hosts whose listing changed hear `notifications/tools/list_changed` (`ListChanges`), and a
 search made meanwhile waits for the added servers as one made at start does.
 
@@ -28,10 +34,10 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import TaskStatus
 
-from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig, name_rules
+from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.config.diff import ConfigDiff, config_diff
 from router.errors import ConfigError
-from router.policy import ToolPolicy
+from router.server.settings import Settings, served
 
 if TYPE_CHECKING:
     from router.server.state import RouterState
@@ -52,6 +58,9 @@ class ConfigReload:
         applied); it runs in a worker thread and raises `ConfigError`."""
         self._state = state
         self.config = config
+        """The file as last applied (what the next read is compared with)."""
+        self._started = config
+        """What the router started with: the settings read at start only keep its values."""
         self._read = read
         self._lock = anyio.Lock()
         self._file = config.source.absolute() if config.source is not None else None
@@ -136,22 +145,20 @@ class ConfigReload:
             return diff
 
     async def _adopt(self, new: RouterConfig, diff: ConfigDiff) -> None:
-        state, settings = self._state, new.router
-        state.k = state.searcher.k = settings.k
-        state.result_tokens_for = new.result_tokens_for
-        state.policy = state.names.policy = policy = ToolPolicy.from_config(new)
+        state, config = self._state, served(self._started, new)
+        settings = state.settings = Settings.from_config(config)  # the one swap
         # Always a rebuild: pins, names and the meta-tools' `k` shape every listing.
-        state.index.reconfigure([str(p) for p in settings.pin], policy, name_rules(new))
-        await state.pool.reconfigure(new, diff)
+        state.index.reconfigure(settings.pins, settings.policy, settings.names)
         for name in diff.removed:
             state.index.remove(name)
+        await state.pool.reconfigure(config, diff)
         for name in diff.restarted:
             upstream = state.pool.upstreams.get(name)
             if upstream is None or not upstream.tools:  # not lazy from a cached listing
                 state.index.remove(name)
         if diff.added or diff.restarted:
             # A search now waits for the new upstreams as one at start does.
-            budget = settings.timeouts.connect or DEFAULT_CONNECT_TIMEOUT
+            budget = config.router.timeouts.connect or DEFAULT_CONNECT_TIMEOUT
             deadline = anyio.current_time() + budget
             state.readiness.startup_deadline = max(state.readiness.startup_deadline, deadline)
         state.changes.notify()

@@ -1,8 +1,15 @@
-"""From the name a client called to the tool of the current catalog."""
+"""From the name a client called to the tool of the current catalog.
+
+Names are looked up in the current snapshot and ruled on by the settings in force
+(`RouterState.settings`), read once per lookup: after a reload, what the new profiles hide
+is unknown at once, and `router.server.settings.authorize_call` rules on the call itself
+(what the new policy denies is refused before the index is rebuilt without it).
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -10,12 +17,13 @@ import anyio.to_thread
 
 from router.catalog import ToolRecord
 from router.errors import ToolDenied, ToolHeld, ToolNotFound
-from router.policy import ToolPolicy
 from router.profiles import EVERYTHING, View
 from router.server.index import LiveIndex, Snapshot
 from router.server.readiness import Readiness
+from router.server.settings import Settings
 from router.server.suggestions import NameMatcher
-from router.server.visibility import Visibility
+
+REINDEXING = "the previous router.policy, until the index is rebuilt under the new one"
 
 
 @dataclass
@@ -25,10 +33,9 @@ class ToolNames:
 
     index: LiveIndex
     readiness: Readiness
-    policy: ToolPolicy
-    visibility: Visibility = field(default_factory=Visibility)
-    """A tool outside the current principal's profile does not exist for it: it resolves
-    to `ToolNotFound`, denied or held or not, and is never suggested."""
+    settings: Callable[[], Settings] = Settings
+    """The settings in force. A tool outside the current principal's profile does not exist
+    for it: it resolves to `ToolNotFound`, denied or held or not, and is never suggested."""
     _matcher: tuple[int, NameMatcher] | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -50,29 +57,34 @@ class ToolNames:
         try:
             return self.resolve(name, suggest=False)
         except ToolNotFound:
-            view = self.visibility.view()  # read here: the worker thread has no request
+            view = self.settings().visibility.view()  # here: the worker thread has no request
             suggestions = await anyio.to_thread.run_sync(self.suggestions, name, view)
             raise ToolNotFound(name, suggestions) from None
 
     def resolve(self, name: str, *, suggest: bool = True) -> ToolRecord:
         """The tool a client named, by qualified name; else `ToolNotFound`, with suggestions
         unless `suggest` is false (see `suggestions`)."""
-        snapshot = self.index.snapshot
-        catalog = snapshot.catalog
-        view = self.visibility.view()
-        record = catalog.get(name)
-        if record is not None and self.visibility.permits(view, record):
-            return record
+        snapshot, settings = self.index.snapshot, self.settings()
+        visibility = settings.visibility
+        view = visibility.view()
+        record = snapshot.catalog.get(name)
+        if record is not None and visibility.permits(view, record):
+            return record  # the call's own ruling is `authorize_call`'s
         if record is not None:
             raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())
         denied = snapshot.denied.get(name)
-        if denied is not None and not self.visibility.permits(view, denied):
+        if denied is not None and not visibility.permits(view, denied):
             denied = None
         held = snapshot.held.get(name)
-        if held is not None and not self.visibility.permits(view, held.record):
+        if held is not None and not visibility.permits(view, held.record):
             held = None
         if denied is not None:
-            raise ToolDenied(name, self.policy.rule_for(denied).rule)
+            # Allowed again by a reload: callable once the index holds it (tool pinning
+            # has not looked at a denied tool), in a moment.
+            rule = settings.policy.rule_for(denied).rule or REINDEXING
+            raise ToolDenied(name, rule)
+        if held is not None and settings.policy.denies(held.record):  # denied since
+            raise ToolDenied(name, settings.policy.rule_for(held.record).rule)
         if held is not None:
             tool = held.record
             pinning = self.index.pinning
@@ -87,7 +99,8 @@ class ToolNames:
         see, in bounded work (`router.server.suggestions`; blocking: the first after a
         swap counts the catalog's names)."""
         snapshot = self.index.snapshot
-        return self._matcher_of(snapshot).close(name, self.visibility.hidden(snapshot, view))
+        hidden = self.settings().visibility.hidden(snapshot, view)
+        return self._matcher_of(snapshot).close(name, hidden)
 
     def _matcher_of(self, snapshot: Snapshot) -> NameMatcher:
         if snapshot.names is not None:  # built with the snapshot

@@ -4,6 +4,7 @@ feedback learns from the call after it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -20,6 +21,7 @@ from router.server.connections import ConnectionMemory, LastSearch
 from router.server.index import LiveIndex
 from router.server.metrics import RouterMetrics
 from router.server.readiness import Readiness
+from router.server.settings import Settings
 from router.server.visibility import Visibility
 from router.tracing import span
 
@@ -47,13 +49,21 @@ class Searcher:
     readiness: Readiness
     connections: ConnectionMemory
     metrics: RouterMetrics
-    k: int = 5
-    visibility: Visibility = field(default_factory=Visibility)
+    settings: Callable[[], Settings] = Settings
+    """The settings in force (`RouterState.settings`): `k` and the profiles are read there."""
     usage: UsageScopes | None = None
     """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
     principal learns apart (`UsageScopes`)."""
     _held_words: tuple[int, LexicalIndex] | None = field(default=None, init=False, repr=False)
     """BM25 over the current snapshot's held tools, by snapshot generation."""
+
+    @property
+    def k(self) -> int:
+        return self.settings().k
+
+    @property
+    def visibility(self) -> Visibility:
+        return self.settings().visibility
 
     async def search(
         self,
@@ -112,7 +122,8 @@ class Searcher:
         snapshot = self.index.snapshot
         if not snapshot.held:
             return []
-        view = self.visibility.view() if view is None else view
+        visibility = self.visibility  # one config's profiles for the whole answer
+        view = visibility.view() if view is None else view
         holds = list(snapshot.held.values())
 
         def match() -> list[int]:
@@ -128,7 +139,7 @@ class Searcher:
         found = []
         for position in await anyio.to_thread.run_sync(match):
             hold = holds[position]
-            if not self.visibility.permits(view, hold.record):
+            if not visibility.permits(view, hold.record):
                 continue
             tool = hold.record
             approve = pinning.command("approve", f"{tool.server}/{tool.name}")

@@ -1,22 +1,22 @@
 """What every request handler reaches through the lifespan context: no globals.
 
 `RouterState` only composes: each part owns one concept (readiness at start, search and
-usage learning, name resolution, per-connection memory, the host-facing channels, policy),
-and the state holds the settings the handlers read besides.
+usage learning, name resolution, per-connection memory, the host-facing channels, approvals)
+and lives as long as the router. What one config says (`k`, the mode, result limits, policy,
+profiles, pins) is `settings`, a frozen `Settings` (`router.server.settings`) that a config
+applied while serving replaces whole, in one assignment: nothing here copies a setting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from mcp.server.connection import Connection
 
 from router.catalog import ToolRecord
 from router.changes import Changes
 from router.code_mode.meta import code_meta_records
-from router.config import DEFAULT_RESULT_TOKENS
 from router.meta_tools import meta_tool_records
 from router.policy import ToolPolicy
 from router.profiles import View
@@ -35,6 +35,7 @@ from router.server.readiness import Readiness
 from router.server.relay import HostRelay
 from router.server.resolution import ToolNames
 from router.server.searching import Searcher
+from router.server.settings import Mode, Settings
 from router.server.subscriptions import HostSubscriptions
 from router.server.visibility import Visibility
 from router.store.base import VectorStore
@@ -42,21 +43,20 @@ from router.store.local import LocalStore
 from router.upstream import UpstreamPool
 from router.upstream.eras import HostEra
 
-Mode = Literal["search", "dynamic", "all", "code"]
+__all__ = ["Mode", "RouterState"]
 
 
 @dataclass
 class RouterState:
-    """The live index, the upstream pool, the routing settings and the parts built on them."""
+    """The live index, the upstream pool, the settings in force and the parts built on them."""
 
     index: LiveIndex
     pool: UpstreamPool
     readiness: Readiness
     """Whether a search would see every starting upstream; waiting until it would."""
-    k: int = 5
-    mode: Mode = "search"
-    result_tokens_for: Callable[[str], int] = lambda _server: DEFAULT_RESULT_TOKENS
-    """A server's result limit in tokens, 0 for none (`RouterConfig.result_tokens_for`)."""
+    settings: Settings = field(default_factory=Settings)
+    """The current config's settings; a reload swaps in another (`router.server.reload`).
+    Read it once per decision: two reads may straddle a reload."""
     kept: KeptResults = field(default_factory=KeptResults)
     """Cut tool results kept for `read_result` (`router.limits.keep_seconds`, `keep_mib`)."""
     list_changes: ListChanges = field(default_factory=ListChanges)
@@ -65,14 +65,10 @@ class RouterState:
     """The hosts subscribed to upstream resources (`resources/subscribe`)."""
     relay: HostRelay = field(default_factory=HostRelay)
     """Carries what upstreams ask of the host to the host session whose call caused it."""
-    policy: ToolPolicy = field(default_factory=ToolPolicy)
-    """`router.policy`: denied tools are not in the index; confirmed ones ask first."""
     approvals: Approvals = field(default_factory=Approvals)
     sealer: Sealer = field(default_factory=Sealer)
     """Seals what a 2026-07-28 host brings back (`router.sealing`): one per process, its
     key and nonce ledger the store's (`app.py` hands it to approvals, held calls and runs)."""
-    visibility: Visibility = field(default_factory=Visibility)
-    """`router.profiles`: what the current request's principal may list, search and call."""
     store: VectorStore = field(default_factory=lambda: LocalStore(None))
     """Where the tool vectors live (`router.store`); its status shows in `/healthz`."""
     metrics: RouterMetrics = field(default_factory=RouterMetrics)
@@ -91,20 +87,40 @@ class RouterState:
 
     def __post_init__(self) -> None:
         self.searcher = Searcher(
-            self.index,
-            self.readiness,
-            self.connections,
-            self.metrics,
-            k=self.k,
-            visibility=self.visibility,
+            self.index, self.readiness, self.connections, self.metrics, self._settings
         )
-        self.names = ToolNames(self.index, self.readiness, self.policy, self.visibility)
+        self.names = ToolNames(self.index, self.readiness, self._settings)
         self.metrics.watch(
             self.pool.statuses,
             lambda: len(self.snapshot.catalog),
             self.store.status,
             held=lambda: [hold.record.server for hold in self.snapshot.held.values()],
         )
+
+    def _settings(self) -> Settings:
+        return self.settings
+
+    # The current settings' parts, read-only, for the handlers that read them here still.
+    @property
+    def k(self) -> int:
+        return self.settings.k
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.mode
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """`router.policy`: denied tools are refused (`authorize_call`); confirmed ones ask."""
+        return self.settings.policy
+
+    @property
+    def visibility(self) -> Visibility:
+        return self.settings.visibility
+
+    @property
+    def result_tokens_for(self) -> Callable[[str], int]:
+        return self.settings.result_tokens_for
 
     @property
     def snapshot(self) -> Snapshot:
@@ -117,9 +133,10 @@ class RouterState:
 
     @property
     def meta_tools(self) -> tuple[ToolRecord, ToolRecord]:
+        k = self.settings.k
         if self.code is not None:  # code mode: search_tools (as signatures) and execute
-            return code_meta_records(self.k, self.code.sandbox.settings)
-        return meta_tool_records(self.k)
+            return code_meta_records(k, self.code.sandbox.settings)
+        return meta_tool_records(k)
 
     def pending_upstreams(self) -> list[str]:
         """Upstreams whose tools a search now would not see (`Readiness.pending_upstreams`)."""

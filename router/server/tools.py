@@ -33,7 +33,7 @@ from router.meta_tools import (
     read_result_record,
     search_arguments,
 )
-from router.policy import Verdict
+from router.policy import Ruling, Verdict
 from router.sdk.internals import connection_of
 from router.server import code_tools
 from router.server.approval import Approved
@@ -46,6 +46,7 @@ from router.server.observe import surface_of
 from router.server.passthrough import every_tool
 from router.server.pin_approval import release
 from router.server.rendering import structured_results, text_results
+from router.server.settings import authorize_call, view_of
 from router.server.state import RouterState
 from router.server.validation import validate_arguments
 from router.tracing import failed, span
@@ -230,15 +231,19 @@ async def forward(
             return released
         answers = released
         record = await state.names.resolve_when_ready(name)
+    ruling = _authorized(state, record)  # ToolDenied from the moment a reload denies it
     validate_arguments(record.qualified_name, record.input_schema, arguments)
     seal: str | None = None
-    ruling = state.policy.rule_for(record)
     if ruling.verdict is Verdict.CONFIRM:
-        limit = state.pool.upstream(record.server).timeouts.call
+        try:
+            limit = state.pool.upstream(record.server).timeouts.call
+        except UpstreamError as exc:  # removed by a reload since it was indexed
+            return tool_error_result(exc)
         approval = await state.approvals.approve(ctx, record, arguments, ruling, answers, limit)
         if not isinstance(approval, Approved):
             return approval  # the user's no, a host that cannot ask, or the question itself
         answers, seal = approval.answers, approval.seal
+        _authorized(state, record)  # still, under a config applied while the user was asked
     # Relayed only when the host asked (the upstream's progress still pushes the call
     # timeout back, `router.upstream.failures.ProgressClock`).
     progress = ctx.session.report_progress if _wants_progress(ctx) else None
@@ -283,6 +288,12 @@ async def forward(
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
     return await limit_result(result, state.result_tokens_for(record.server), _keeping(ctx, state))
+
+
+def _authorized(state: RouterState, record: ToolRecord) -> Ruling:
+    """The call's ruling under the settings in force now (`authorize_call`)."""
+    settings = state.settings
+    return authorize_call(settings, view_of(settings, current_access().principal), record)
 
 
 def _held_here(state: RouterState, record: ToolRecord, answers: InputAnswers | None) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import anyio
 import anyio.abc
@@ -31,6 +32,14 @@ from router.upstream.upstream import Upstream
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class _Running:
+    """One twin's task: its cancel scope, made before the task, and the end of it."""
+
+    scope: anyio.CancelScope
+    ended: anyio.Event
+
+
 class HandshakeTwins:
     """At most one twin per upstream, started on demand in the pool's task group."""
 
@@ -40,7 +49,7 @@ class HandshakeTwins:
         self._enabled = enabled
         self._twins: dict[str, Upstream] = {}
         self._unusable: set[str] = set()
-        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._running: dict[str, _Running] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     def attach(self, task_group: anyio.abc.TaskGroup | None) -> None:
@@ -51,12 +60,16 @@ class HandshakeTwins:
         return dict(self._twins)
 
     def drop(self, name: str) -> None:
-        """Stop `name`'s twin, if any: its upstream was removed or restarted."""
+        """Stop `name`'s twin, if any: its upstream was removed or restarted. Effective
+        whenever it comes: a twin whose task has not started yet never runs, since its
+        cancel scope exists (cancelled) before the task does; a request waiting for the
+        twin to connect stops waiting."""
         self._twins.pop(name, None)
         self._unusable.discard(name)
-        scope = self._scopes.pop(name, None)
-        if scope is not None:
-            scope.cancel()
+        running = self._running.pop(name, None)
+        if running is not None:
+            running.scope.cancel()
+            running.ended.set()
 
     async def for_host(self, primary: Upstream, handshake_host: bool) -> Upstream:
         """The connection a host's request to `primary`'s server goes out on."""
@@ -73,29 +86,57 @@ class HandshakeTwins:
         twin = self._twins.get(primary.name)
         if twin is None:
             twin = self._twins[primary.name] = self._make(primary)
-            self._task_group.start_soon(self._run, twin, name=f"upstream {primary.name} (twin)")
+            running = self._running[primary.name] = _Running(anyio.CancelScope(), anyio.Event())
+            self._task_group.start_soon(
+                self._run, twin, running, name=f"upstream {primary.name} (twin)"
+            )
             logger.info(
                 "upstream %s: a handshake-era connection beside the 2026-07-28 one, for hosts "
                 "on a handshake revision",
                 primary.name,
             )
-        with anyio.move_on_after(primary.timeouts.connect):
-            await twin.wait_settled()
+        current = self._running.get(primary.name)
+        if current is not None:
+            with anyio.move_on_after(primary.timeouts.connect):
+                await _settled_or_ended(twin, current.ended)
         return twin if twin.state is UpstreamState.HEALTHY else primary
 
-    async def _run(self, twin: Upstream) -> None:
-        with anyio.CancelScope() as scope:
-            self._scopes[twin.name] = scope
-            async with anyio.create_task_group() as group:
-                group.start_soon(twin.run)
-                status = await twin.wait_settled()
-                if not status.healthy:
-                    logger.info(
-                        "upstream %s: no handshake-era connection (%s); its handshake-era "
-                        "hosts use the 2026-07-28 one",
-                        twin.name,
-                        status.last_error,
-                    )
-                    self._unusable.add(twin.name)
-                    self._twins.pop(twin.name, None)
-                    scope.cancel()
+    async def _run(self, twin: Upstream, running: _Running) -> None:
+        """The twin's task, inside `running.scope` (made, and perhaps cancelled by `drop`,
+        before this started). What it changes here is its own only: a dropped twin's
+        successor may be in the tables by now."""
+        name = twin.name
+        try:
+            with running.scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(twin.run)
+                    status = await twin.wait_settled()
+                    if not status.healthy:
+                        logger.info(
+                            "upstream %s: no handshake-era connection (%s); its "
+                            "handshake-era hosts use the 2026-07-28 one",
+                            name,
+                            status.last_error,
+                        )
+                        if self._twins.get(name) is twin:
+                            self._unusable.add(name)
+                        running.scope.cancel()
+        finally:
+            running.ended.set()
+            if self._running.get(name) is running:
+                del self._running[name]
+            if self._twins.get(name) is twin:  # ended: the next request asks anew
+                del self._twins[name]
+
+
+async def _settled_or_ended(twin: Upstream, ended: anyio.Event) -> None:
+    """Until the twin's first attempt has ended, or its task has."""
+    async with anyio.create_task_group() as group:
+
+        async def settled() -> None:
+            await twin.wait_settled()
+            group.cancel_scope.cancel()
+
+        group.start_soon(settled)
+        await ended.wait()
+        group.cancel_scope.cancel()
