@@ -38,7 +38,6 @@ from router.catalog import ToolRecord
 from router.profiles import EVERYTHING, Principal, View
 
 if TYPE_CHECKING:
-    from router.server.state import RouterState
     from router.server.visibility import Visibility
     from router.upstream import Upstream
 
@@ -155,7 +154,7 @@ def visible_upstreams(upstreams: Mapping[str, Upstream]) -> dict[str, Upstream]:
     return {name: up for name, up in upstreams.items() if access.sees_server(name)}
 
 
-async def authorize(ctx: ServerRequestContext[RouterState, Any], call_next: CallNext) -> Any:
+async def authorize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
     """The MCP server's middleware: a method without a rule is refused, every other one runs
     with its `Access` set."""
     notification = ctx.request_id is None and ctx.method.startswith("notifications/")
@@ -164,7 +163,8 @@ async def authorize(ctx: ServerRequestContext[RouterState, Any], call_next: Call
         if notification:
             return None  # a notification is never answered: dropped
         raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
-    token = _ACCESS.set(access_for(ctx.lifespan_context.visibility))
+    visibility: Visibility = ctx.lifespan_context.visibility  # the RouterState's
+    token = _ACCESS.set(access_for(visibility))
     try:
         return await call_next(ctx)
     finally:
