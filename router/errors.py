@@ -101,19 +101,41 @@ class ToolDenied(InvalidParams):
 
 class ToolHeld(InvalidParams):
     """Tool pinning (`router.pinning`) holds the tool: its definition changed since it was
-    approved (`reason` "changed"), or it is a new tool that `strict` holds ("new")."""
+    approved (`reason` "changed"), it is a new tool that `strict` holds ("new"), or the pins
+    cannot be read, so its approval is not confirmed ("unverified"). `operators`: the caller
+    may not approve it, so the error names who may."""
 
     def __init__(
-        self, name: str, server: str, tool: str, reason: str, approve: str, review: str
+        self,
+        name: str,
+        server: str,
+        tool: str,
+        reason: str,
+        approve: str,
+        review: str,
+        *,
+        operators: bool = False,
     ) -> None:
-        why = (
-            "changed since it was approved (its description, input schema or annotations)"
-            if reason == "changed"
-            else "is new on a server seen before, and router.pinning 'strict' holds new tools"
-        )
+        why = {
+            "changed": "changed since it was approved (its description, input schema or "
+            "annotations)",
+            "unverified": "cannot be checked against its approved definition: the tool pins "
+            "cannot be read (see /healthz and the router's log)",
+        }.get(reason, "is new on a server seen before, and router.pinning 'strict' holds new tools")
+        if reason == "unverified":
+            how = "it is held until the pins read again"
+        elif operators:
+            how = (
+                "it is held until an operator (router.operators) approves it in a session, or "
+                f"a person with the router's config runs `{approve}` (the change: `{review}`)"
+            )
+        else:
+            how = (
+                f"it is held until approved: see the change with `{review}`, then approve it "
+                f"with `{approve}`"
+            )
         super().__init__(
-            f"tool {name!r} {why}; it is held until approved: see the change with `{review}`, "
-            f"then approve it with `{approve}`",
+            f"tool {name!r} {why}; {how}",
             {"tool": name, "server": server, "pinning": reason, "approve": approve},
         )
         self.name = name

@@ -111,11 +111,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _pinning(config: RouterConfig) -> Callable[[Sequence[ToolRecord]], dict[ToolKey, Reason]]:
     """Which tools tool pinning would hold, read from the pins without recording any."""
-    from router.embedding.cache import default_cache_dir
-    from router.pinning import PinStore
+    from router.commands.tools import opened_pins
 
-    store = PinStore(config.router.cache_dir or default_cache_dir())
-    return lambda records: store.held_now(records, config.router.pinning)
+    def held(records: Sequence[ToolRecord]) -> dict[ToolKey, Reason]:
+        with opened_pins(config) as store:  # the shared store's, with router.store
+            return store.held_now(records, config.router.pinning)
+
+    return held
 
 
 async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:

@@ -4,10 +4,13 @@ Tool pinning (`router.pinning`, `router/pinning.py`) records each tool's definit
 router first sees it and holds a tool whose definition changed since (or, under `strict`, a
 new tool of a server seen before) until a person approves it. `review` shows each held tool
 of the config's servers with the unified diff of the approved and the new definition;
-`approve SERVER/TOOL ...` (or `--all`) approves the new definitions. Both read the pins in
-the config's cache folder (`tool-pins.sqlite3`), which a serving router shares: it notices
-an approval within a couple of seconds, or at once on the next call to the tool, and serves
-the new definition without a restart.
+`approve SERVER/TOOL ...` (or `--all`) approves the new definitions. Both read the pins a
+serving router reads: with `router.store` (or `--store URL`), the shared store's, which
+every replica shares; without, the config's cache folder's (`tool-pins.sqlite3`). A serving
+router notices an approval within a couple of seconds, or at once on the next call to the
+tool, and serves the new definition without a restart. The CLI is a person with the config
+(and its store's credentials): it may always approve, as an operator (`router.operators`)
+may in a session.
 
 `review --json` prints one list: `[{"server", "tool", "reason": "changed"|"new",
 "changed_at": float|null, "approved": object|null, "pending": object, "diff": str}]`.
@@ -19,6 +22,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +34,9 @@ if TYPE_CHECKING:
     from router.pinning import Pin, PinStore
 
 
+_STORE_HELP = "the shared PostgreSQL store whose pins the replicas read (overrides router.store)"
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "tools", help="review and approve tools held because their definition changed"
@@ -37,25 +45,45 @@ def register(subparsers: Any) -> None:
     review = actions.add_parser("review", help="the held tools, each with what changed")
     review.add_argument("--config", type=Path, required=True, help="mcpServers config")
     review.add_argument("--json", action="store_true", help="print one JSON list")
+    review.add_argument("--store", metavar="URL", help=_STORE_HELP)
     review.set_defaults(handler=run_review)
     approve = actions.add_parser("approve", help="approve held tools' new definitions")
     approve.add_argument("names", nargs="*", metavar="SERVER/TOOL", help="the tools to approve")
     approve.add_argument("--all", action="store_true", help="approve every held tool")
     approve.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    approve.add_argument("--store", metavar="URL", help=_STORE_HELP)
     approve.set_defaults(handler=run_approve)
 
 
-def _store(config: RouterConfig) -> PinStore:
+@contextmanager
+def opened_pins(config: RouterConfig) -> Iterator[PinStore]:
+    """The pins a router serving `config` reads: the shared store's with `router.store`
+    (connected, and closed afterwards), else the cache folder's file."""
     from router.embedding.cache import default_cache_dir
-    from router.pinning import PinStore
+    from router.pinning import PinStore, SqlitePins
 
-    return PinStore(config.router.cache_dir or default_cache_dir())
+    local = SqlitePins(config.router.cache_dir or default_cache_dir())
+    if config.router.store is None:
+        yield PinStore(local)
+        return
+    from router.store.opening import open_store
+
+    store = open_store(config)
+    try:
+        yield PinStore(store.pin_backend() or local)
+    finally:
+        store.close()
 
 
-def _held(config: RouterConfig) -> list[Pin]:
+def _config(args: argparse.Namespace) -> RouterConfig:
+    from router.commands.serve import with_store
+
+    return with_store(load_config(args.config), args.store)
+
+
+def _held(config: RouterConfig, store: PinStore) -> list[Pin]:
     """The held tools of the config's servers (none when nothing was ever recorded)."""
-    store = _store(config)
-    if not store.path.exists():
+    if not store.backend.exists():
         return []
     return [pin for pin in store.pending() if pin.server in config.servers]
 
@@ -71,9 +99,10 @@ def _note_off(config: RouterConfig, file: Path) -> None:
 def run_review(args: argparse.Namespace) -> int:
     from router.pinning import diff
 
-    config = load_config(args.config)
+    config = _config(args)
     _note_off(config, args.config)
-    held = _held(config)
+    with opened_pins(config) as store:
+        held = _held(config, store)
     if args.json:
         listed = [
             {
@@ -103,11 +132,16 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = _config(args)
     if bool(args.names) == bool(args.all):
         raise ConfigError("name the tools to approve as SERVER/TOOL, or give --all (not both)")
     _note_off(config, args.config)
-    held = {pin.name: pin for pin in _held(config)}
+    with opened_pins(config) as store:
+        return _approve(args, config, store)
+
+
+def _approve(args: argparse.Namespace, config: RouterConfig, store: PinStore) -> int:
+    held = {pin.name: pin for pin in _held(config, store)}
     wanted = list(held) if args.all else list(dict.fromkeys(args.names))
     unknown = [name for name in wanted if name not in held]
     if unknown:
@@ -119,7 +153,6 @@ def run_approve(args: argparse.Namespace) -> int:
     if not wanted:
         print("no held tools: nothing to approve")
         return 0
-    store = _store(config)
     for name in wanted:
         pin = held[name]
         approved = store.approve(pin.server, pin.tool, pin.pending_fingerprint)

@@ -25,6 +25,7 @@ from router.errors import EmbeddingError, StoreError
 from router.memory import release_free_memory, settle_long_lived
 from router.naming import NameRules
 from router.pinning import Hold, Pinning
+from router.pinning.backend import PinVersion
 from router.policy import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.server.suggestions import NameMatcher
@@ -42,7 +43,10 @@ STORE_RETRY_SECONDS = 5
 TOUCH_INTERVAL_SECONDS = 6 * 3600
 """How often a live index tells the store its tools are still served (it prunes after 7 days)."""
 PIN_POLL_SECONDS = 2.0
-"""How often a live index looks for approvals written by `mcp-router tools approve`."""
+"""How often a live index looks for approvals written elsewhere (`mcp-router tools approve`,
+another replica)."""
+PIN_RETRY_SECONDS = 5.0
+"""How often pins that failed are tried again while they fail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,32 +173,46 @@ class LiveIndex:
                     await anyio.to_thread.run_sync(self.store.touch, records)
 
     async def _watch_approvals(self) -> None:
-        """Rebuild when another process approved a held tool (`mcp-router tools approve`):
-        `PRAGMA data_version` every `PIN_POLL_SECONDS`, the table read only when it moved."""
+        """Rebuild when another process approved a held tool (`mcp-router tools approve`, an
+        operator on another replica): the pins' version every `PIN_POLL_SECONDS` (`PRAGMA
+        data_version`, or the shared store's highest row version), the rows read only when
+        it moved. Pins that fail are marked so (held tools stay held); while they do, the
+        held tools are decided again every `PIN_RETRY_SECONDS`, and released once they read."""
         assert self.pinning.store is not None
+        store = self.pinning.store
+        watch: PinVersion | None = None
+        seen: object = None
+        retried = anyio.current_time()
         try:
-            watch = await anyio.to_thread.run_sync(self.pinning.store.watch)
-        except Exception as exc:  # a call to a held tool still looks for its approval
-            logger.warning("tool pinning: approvals are not watched: %s", exc)
-            return
-        try:
-            seen = await anyio.to_thread.run_sync(watch.version)
             while True:
-                await anyio.sleep(PIN_POLL_SECONDS)
-                version = await anyio.to_thread.run_sync(watch.version)
-                if version != seen:
+                try:
+                    if watch is None:
+                        watch = await anyio.to_thread.run_sync(store.watch)
+                    version = await anyio.to_thread.run_sync(watch.version)
+                except Exception as exc:  # said once; a check that fails holds, never releases
+                    self.pinning.failed(exc)
+                    if watch is not None:
+                        watch.close()
+                    watch = None
+                else:
+                    if seen is not None and version != seen:
+                        await self.release_approved()
                     seen = version
-                    await self.release_approved()
-        except Exception as exc:
-            logger.warning("tool pinning: approvals are no longer watched: %s", exc)
+                    now = anyio.current_time()
+                    if self.pinning.unreadable and now - retried >= PIN_RETRY_SECONDS:
+                        retried = now
+                        await self.recheck_pins()
+                await anyio.sleep(PIN_POLL_SECONDS)
         finally:
-            watch.close()
+            if watch is not None:
+                watch.close()
 
     async def release_approved(self) -> bool:
         """Rebuild if a held tool of the current snapshot was approved since; whether one was
-        (a call to a held tool asks this before it fails)."""
+        (a call to a held tool asks this before it fails). Pins that failed release nothing
+        (`_watch_approvals` tries them again)."""
         held = self._snapshot.held
-        if not held or not self.pinning.on:
+        if not held or not self.pinning.on or self.pinning.unreadable:
             return False
         assert self.pinning.store is not None
         records = [hold.record for hold in held.values()]
@@ -202,10 +220,23 @@ class LiveIndex:
             still = await anyio.to_thread.run_sync(
                 self.pinning.store.held_now, records, self.pinning.mode
             )
-        except Exception as exc:  # the next rebuild says so, as an error
-            logger.warning("tool pinning: approvals not read: %s", exc)
+        except Exception as exc:  # held as they are: a failure never approves
+            self.pinning.failed(exc)
             return False
-        if len(still) == len(held):
+        if len(still) == len(held) and all(h.reason != "unverified" for h in held.values()):
+            return False
+        await self.rebuild(repin=True)
+        return True
+
+    async def recheck_pins(self) -> bool:
+        """Decide the held tools of the current snapshot's catalog again (pins that failed
+        may read again); rebuild only if what is held changed."""
+        snapshot = self._snapshot
+        records = [*snapshot.catalog.records, *(hold.record for hold in snapshot.held.values())]
+        held = await anyio.to_thread.run_sync(self.pinning.hold, records)
+        if {n: h.reason for n, h in held.items()} == {
+            n: h.reason for n, h in snapshot.held.items()
+        }:
             return False
         await self.rebuild(repin=True)
         return True

@@ -142,14 +142,15 @@ def held_lines(held: Sequence[HeldTool]) -> list[str]:
     """Why a tool the query matches is missing: tool pinning holds it."""
     lines = []
     for tool in held:
-        why = (
-            "its definition changed since it was approved"
-            if tool.reason == "changed"
-            else "it is new on a server seen before"
-        )
+        why = {
+            "changed": "its definition changed since it was approved",
+            "unverified": "the tool pins cannot be read, so its approval is not confirmed",
+        }.get(tool.reason, "it is new on a server seen before")
         lines.append(
-            f"Held by tool pinning, so not listed: {tool.name} ({why}). Calling it asks the "
-            f"user to approve it where the host can ask; a person can also run `{tool.approve}`."
+            f"Held by tool pinning, so not listed: {tool.name} ({why}). Calling it asks for "
+            "approval where the host can ask and the caller may approve (an operator, "
+            f"router.operators, or the local user on stdio); a person can also run "
+            f"`{tool.approve}`."
         )
     return lines
 

@@ -15,6 +15,9 @@ Tables:
 - `mcp_router_nonces` (since version 3): the nonces of sealed states spent by any replica
   (`router.sealing`), each kept until its state expires, so a state authorizes one thing
   once across the fleet.
+- `mcp_router_pins` (since version 4): tool pinning's rows per namespace, one table for
+  every replica (`router.store.pins`); each write takes the next `mcp_router_pins_version`,
+  whose highest value per namespace the replicas poll to learn of an approval.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from router.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
@@ -72,6 +75,22 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
             nonce text PRIMARY KEY,
             expires timestamptz NOT NULL)""",
         "CREATE INDEX mcp_router_nonces_expires ON mcp_router_nonces (expires)",
+    ),
+    4: (
+        "CREATE SEQUENCE mcp_router_pins_version",
+        """CREATE TABLE mcp_router_pins (
+            namespace text NOT NULL,
+            server text NOT NULL,
+            tool text NOT NULL,
+            approved_fingerprint text,
+            approved_definition text,
+            pending_fingerprint text,
+            pending_definition text,
+            first_seen double precision NOT NULL,
+            changed_at double precision,
+            version bigint NOT NULL DEFAULT nextval('mcp_router_pins_version'),
+            PRIMARY KEY (namespace, server, tool))""",
+        "CREATE INDEX mcp_router_pins_versions ON mcp_router_pins (namespace, version)",
     ),
 }
 

@@ -18,6 +18,7 @@ from router.server.http.front import front_of
 from router.server.http.rest_models import (
     ErrorBody,
     Health,
+    PinsHealth,
     RouteRequest,
     RouteResponse,
     StoreHealth,
@@ -117,6 +118,7 @@ async def healthz(request: Request, response: Response) -> Health | JSONResponse
         return JSONResponse({"status": "ready" if ready else "starting"}, response.status_code)
     statuses = state.pool.statuses().values()
     needing = {s.name: s.last_error or "sign-in needed" for s in statuses if s.sign_in_needed}
+    pins = state.index.pinning.health()
     return Health(
         status="ready" if ready else "starting",
         tools=len(state.snapshot.catalog),
@@ -130,4 +132,5 @@ async def healthz(request: Request, response: Response) -> Health | JSONResponse
         held_tools=sorted(
             f"{h.record.server}/{h.record.name}" for h in state.snapshot.held.values()
         ),
+        pins=None if pins is None else PinsHealth.model_validate(pins.as_json()),
     )

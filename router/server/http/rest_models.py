@@ -172,6 +172,25 @@ class Health(BaseModel):
         "since approved, or new under strict; not listed, searched or called until "
         "`mcp-router tools approve`",
     )
+    pins: PinsHealth | None = Field(
+        default=None, description="where tool pinning keeps its pins, and whether they read"
+    )
+
+
+class PinsHealth(BaseModel):
+    """Tool pinning's pins (`router.pinning`): null when pinning is off."""
+
+    kind: Literal["sqlite", "postgresql"] = Field(
+        description="`sqlite`: the cache folder's file; `postgresql`: the shared store's "
+        "table, which every replica reads"
+    )
+    where: str = Field(description="the file, or the store without its password")
+    state: Literal["ok", "unreadable"] = Field(
+        description="unreadable: their last use failed; every tool whose approval is not "
+        "confirmed is held (`unverified`), and no held tool is released, until they read"
+    )
+    error: str | None = None
+    since: float | None = Field(default=None, description="when they failed (Unix time)")
 
 
 class StoreHealth(BaseModel):
