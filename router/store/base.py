@@ -11,7 +11,6 @@ from router.vectors.indexing import DenseIndexer
 if TYPE_CHECKING:
     from router.catalog import ToolRecord
     from router.pinning.backend import PinBackend
-    from router.pinning.backend import PinBackend
     from router.sealing import NonceLedger
     from router.store.records import Records
     from router.store.usage import PostgresUsage
@@ -78,11 +77,6 @@ class VectorStore(DenseIndexer, Protocol):
     def usage(self) -> PostgresUsage | None:
         """Where every replica of this store keeps usage pairs (`router.store.usage`; None:
         the cache folder's files)."""
-        ...
-
-    def pin_backend(self) -> PinBackend | None:
-        """Where every replica of this store keeps the tool pins (None: the cache folder's
-        file, `router.pinning.sqlite`)."""
         ...
 
     def close(self) -> None: ...

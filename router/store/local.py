@@ -15,7 +15,6 @@ if TYPE_CHECKING:  # numpy loads with the first index build, in its worker threa
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback
     from router.pinning.backend import PinBackend
-    from router.pinning.backend import PinBackend
     from router.store.records import Records
     from router.store.usage import PostgresUsage
     from router.vectors.dense import DenseSearch
@@ -54,9 +53,6 @@ class LocalStore:
 
     def shared_secret(self, name: str) -> bytes | None:
         return None  # one process: nothing to share
-
-    def pin_backend(self) -> PinBackend | None:
-        return None  # the pins stay in the cache folder's file
 
     def nonce_ledger(self) -> NonceLedger:
         return self._nonces

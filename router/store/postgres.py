@@ -34,7 +34,6 @@ from router.store.base import StoreStatus
 from router.store.connections import STATEMENT_TIMEOUT, Connections
 from router.store.exact import ExactMatrix
 from router.store.fill import FILL_LOCK_TIMEOUT, fill_missing, lock_key, stored_on
-from router.store.pins import PostgresPins
 from router.store.nonces import PgNonces
 from router.store.pins import PostgresPins
 from router.store.schema import hnsw_ddl, index_table_ddl, seen_table_ddl
@@ -138,10 +137,6 @@ class PostgresStore:
             ).fetchone()
         assert row is not None
         return bytes.fromhex(str(row[0]))
-
-    def pin_backend(self) -> PostgresPins:
-        """The tool pins of this namespace, one table for every replica (`router.store.pins`)."""
-        return PostgresPins(self._connections, self.namespace)
 
     def nonce_ledger(self) -> PgNonces:
         """The nonces every replica of this store spends (`mcp_router_nonces`)."""
