@@ -19,7 +19,7 @@ import mcp_types as types
 
 from router.catalog import ToolRecord
 from router.policy import Ruling, Verdict
-from router.profiles import EVERYTHING
+from router.profiles import EVERYTHING, Principal
 from router.sealing import PREFIX, Binding, Sealer
 from router.server.approval import CONFIRM_KEY, STATE_SECONDS, Approvals, Approved
 from router.server.authorization import Access, enter
@@ -111,7 +111,10 @@ async def test_an_expired_state_authorizes_nothing() -> None:
     now[0] += STATE_SECONDS + 1
     late = await approvals._approve_by_result(record, {"name": "a"}, ruling, answers, _form())
     assert isinstance(late, types.InputRequiredResult)  # asked again, not run
-    message = late.input_requests[CONFIRM_KEY].params.message  # type: ignore[union-attr]
+    assert late.input_requests is not None
+    asking = late.input_requests[CONFIRM_KEY]
+    assert isinstance(asking, types.ElicitRequest)
+    message = asking.params.message
     assert message.endswith("(Asked again: the request state has expired.)")
     fresh = InputAnswers({CONFIRM_KEY: types.ElicitResult(action="accept")}, late.request_state)
     assert isinstance(
@@ -141,3 +144,35 @@ def test_a_sealed_state_is_opaque_json_under_the_mac() -> None:
     payload = json.loads(base64.urlsafe_b64decode(body))
     assert set(payload) == {"p", "who", "s", "d", "n", "exp", "data"}
     assert payload["p"] == "confirm" and payload["data"] == {"step": "asked"}
+
+
+async def test_another_principals_or_another_purposes_state_confirms_nothing() -> None:
+    """Alice's accepted state, sent by Bob, and a state sealed for another question (a held
+    call's) with Alice's answer: each asks again, naming why; Alice's own state confirms."""
+    approvals = Approvals(Sealer(b"k" * 32))
+    record, ruling = _record(), Ruling(Verdict.CONFIRM, "router.policy.confirm 'guarded/*'")
+    alice, bob = Principal("alice", issuer="idp"), Principal("bob", issuer="idp")
+    accept: types.InputResponses = {CONFIRM_KEY: types.ElicitResult(action="accept")}
+    enter(Access(alice, EVERYTHING, operator=False))
+    question = await approvals._approve_by_result(record, {"name": "a"}, ruling, None, _form())
+    assert isinstance(question, types.InputRequiredResult)
+    enter(Access(bob, EVERYTHING, operator=False))
+    answers = InputAnswers(accept, question.request_state)
+    as_bob = await approvals._approve_by_result(record, {"name": "a"}, ruling, answers, _form())
+    enter(Access(alice, EVERYTHING, operator=False))
+    held = approvals.sealer.seal(Binding("held", alice.key, None, "d"), 60)
+    other = InputAnswers(accept, held)
+    purpose = await approvals._approve_by_result(record, {"name": "a"}, ruling, other, _form())
+    own = await approvals._approve_by_result(record, {"name": "a"}, ruling, answers, _form())
+    assert _message(as_bob).endswith(
+        "(Asked again: the request state was issued to another principal.)"
+    )
+    assert "issued for another kind of question" in _message(purpose)
+    assert isinstance(own, Approved)
+
+
+def _message(outcome: object) -> str:
+    assert isinstance(outcome, types.InputRequiredResult) and outcome.input_requests
+    asking = outcome.input_requests[CONFIRM_KEY]
+    assert isinstance(asking, types.ElicitRequest)
+    return asking.params.message
