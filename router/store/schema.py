@@ -18,6 +18,12 @@ Tables:
 - `mcp_router_pins` (since version 4): tool pinning's rows per namespace, one table for
   every replica (`router.store.pins`); each write takes the next `mcp_router_pins_version`,
   whose highest value per namespace the replicas poll to learn of an approval.
+- `mcp_router_records` (since version 5): small values by (namespace, kind, key) that every
+  replica reads alike (`router.store.shared_records`): upstream OAuth credentials (`auth`),
+  lazy upstreams' listings (`listings`).
+- `mcp_router_usage` (since version 5): usage pairs per (namespace, model, scope, pair), the
+  scope a hash of the principal (`router.store.usage`); each write takes the next
+  `mcp_router_usage_version`, so a replica reads only what changed since it last looked.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from router.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
@@ -91,6 +97,33 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
             version bigint NOT NULL DEFAULT nextval('mcp_router_pins_version'),
             PRIMARY KEY (namespace, server, tool))""",
         "CREATE INDEX mcp_router_pins_versions ON mcp_router_pins (namespace, version)",
+    ),
+    5: (
+        """CREATE TABLE mcp_router_records (
+            namespace text NOT NULL,
+            kind text NOT NULL,
+            key text NOT NULL,
+            value bytea NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (namespace, kind, key))""",
+        "CREATE INDEX mcp_router_records_age ON mcp_router_records (namespace, kind, updated_at)",
+        "CREATE SEQUENCE mcp_router_usage_version",
+        """CREATE TABLE mcp_router_usage (
+            namespace text NOT NULL,
+            model_id text NOT NULL,
+            scope text NOT NULL,
+            pair text NOT NULL,
+            query text NOT NULL,
+            server text NOT NULL,
+            tool text NOT NULL,
+            vector bytea NOT NULL,
+            calls integer NOT NULL,
+            last_used double precision NOT NULL,
+            version bigint NOT NULL DEFAULT nextval('mcp_router_usage_version'),
+            PRIMARY KEY (namespace, model_id, scope, pair))""",
+        "CREATE INDEX mcp_router_usage_changes ON mcp_router_usage "
+        "(namespace, model_id, scope, version)",
+        "CREATE INDEX mcp_router_usage_age ON mcp_router_usage (namespace, last_used)",
     ),
 }
 
