@@ -6,8 +6,8 @@ The upstream is `tests/upstreams/oauth_protected.py` (its authorization server r
 refresh tokens and refuses a spent one, and counts what it did at `/control/stats`) or
 `tests/upstreams/lazy.py` (it writes its pid when it starts). Replicas are `mcp-router
 serve` children over stdio, each with its own cache folder, driven as a host would
-(`tests.test_upstream_auth.Host`); the usage test's two replicas are two opened stores (two
-connection pools) in this process. Waits are bounded; where the state waited on is a
+(`tests.test_upstream_auth.Host`); the usage tests' replicas are two HTTP fronts, or two
+opened stores (two connection pools), in this process. Waits are bounded; where the state waited on is a
 database's (an advisory lock, an expiry) it is polled, since neither offers an event.
 """
 
@@ -304,6 +304,47 @@ def test_a_principals_pairs_in_the_store_are_bounded(namespace: str, store: Post
     kept = store.usage().rows("m", scope_key("p")).load(PRINCIPAL_PAIRS * 2)
     assert len(kept) == PRINCIPAL_PAIRS
     assert kept[0][0] == "query 5" and kept[-1][0] == f"query {PRINCIPAL_PAIRS + 4}"
+
+
+async def test_usage_learnt_through_one_front_lifts_the_tool_on_another(
+    postgres: Postgres, namespace: str, tmp_path: Path
+) -> None:
+    """Two HTTP fronts on one store, `learn: true` (one scope, no identities): a client's
+    searches and calls through front A lift the tool for the same query on front B, and
+    neither cache folder gets a usage file."""
+    from router.embedding.hashing import HashingEmbedder
+    from tests.http_serving import config as front_config
+    from tests.http_serving import counting_upstream, http_front, streamable_client, until_indexed
+
+    query = "record one call on the counter"
+    servers = {"count": counting_upstream(tmp_path / "calls.log")}
+    store = {"url": postgres.url, "namespace": namespace}
+    configs = [
+        front_config(servers, cache_dir=str(tmp_path / name), learn=True, store=store)
+        for name in ("a", "b")
+    ]
+    async with (
+        http_front(configs[0], embedder=HashingEmbedder()) as a,
+        http_front(configs[1], embedder=HashingEmbedder()) as b,
+    ):
+        with anyio.fail_after(60):
+            for front in (a, b):
+                await until_indexed(front.state)
+                await front.state.readiness.until_covered()  # the model and memory loaded
+            async with streamable_client(a.mcp, mode="legacy") as client:
+                for _ in range(2):
+                    await client.call_tool("search_tools", {"query": query})
+                    await client.call_tool("count__touch", {})
+            usage, retriever = b.state.searcher.usage, b.state.snapshot.retriever
+            assert usage is not None and retriever is not None
+
+            def lift() -> dict[tuple[str, str], float]:
+                return usage.memory_for(None).lift(retriever.embed_query(query)[0])
+
+            lifted = await anyio.to_thread.run_sync(lift)
+    assert lifted == {("count", "touch"): pytest.approx(1.0)}
+    for name in ("a", "b"):
+        assert not (tmp_path / name / "usage.sqlite3").exists()
 
 
 # -- listing caches --------------------------------------------------------------------------
