@@ -295,12 +295,14 @@ class Upstream:
             except (MCPError, UpstreamUnavailable) as exc:
                 if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
                     raise
-                # A sign-in the connection needed mid-call (a refresh refused, a step-up with
-                # nobody to ask) ends it from inside its HTTP auth flow: say so, not "closed".
+                # A sign-in needed mid-call ends the connection from inside its auth flow: say
+                # so; a close the SDK saw first (a reload stopped it) is the connection lost.
                 with anyio.move_on_after(SIGN_IN_SETTLE):
                     await self.wait_for(UpstreamState.UNHEALTHY, UpstreamState.STOPPED)
                 if self._health.sign_in_needed and self.auth is not None:
                     raise SignInNeeded(self.name, self.auth.hint) from exc
+                if isinstance(exc, MCPError) and (ended.is_set() or self._client is not client):
+                    raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
                 raise
 
     async def roots_changed(self) -> None:
