@@ -591,4 +591,4 @@ async def test_a_program_runs_as_its_principal_under_its_profile(tmp_path: Path)
     assert as_alice["posted"] == {"result": "posted 5.0 to payroll (x)"}
     assert not any(name.startswith("ledger__") for name in as_bob["found"])
     assert as_bob["posted"].startswith("refused: unknown tool 'ledger__post_entry'")
-    assert "no longer paused here" in stolen.value.error.message
+    assert "issued to another principal" in stolen.value.error.message
