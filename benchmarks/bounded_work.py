@@ -152,7 +152,7 @@ async def front_figures(state: RouterState, server: Any, count: int) -> dict[str
         await client.call_tool("big__tool_00000_fetch", {})  # warm: the first call's imports
         unknown = await calls(client, "big__tool_{n:05d}_fetchh", count)
         known = await calls(client, "big__tool_00009_fetch", count)
-    view = state.visibility.view()
+    view = state.settings.visibility.view()
 
     async def page() -> None:
         await catalog(state, ToolFormat.MCP, view, limit=1_000)

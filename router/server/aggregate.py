@@ -77,7 +77,7 @@ async def read_resource(
             )
     if isinstance(result, types.InputRequiredResult):
         return result
-    limit = ctx.lifespan_context.result_tokens_for(owner)
+    limit = ctx.lifespan_context.settings.result_tokens_for(owner)
     return await limit_resource(result, str(params.uri), limit)
 
 
@@ -157,7 +157,7 @@ async def get_prompt(
             )
     if isinstance(result, types.InputRequiredResult):
         return result
-    return await limit_prompt(result, ctx.lifespan_context.result_tokens_for(server))
+    return await limit_prompt(result, ctx.lifespan_context.settings.result_tokens_for(server))
 
 
 async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:

@@ -202,7 +202,7 @@ async def _router_state(
 
 def _listing_of(state: RouterState) -> Callable[[], str]:
     """The key of what a handshake-era host's `tools/list` holds (`ListChanges`)."""
-    if state.mode == "all":
+    if state.settings.mode == "all":
         return lambda: listing_key(every_tool(state.snapshot, state.pool))
     return lambda: records_key([*state.snapshot.pinned, *state.meta_tools])
 

@@ -163,7 +163,7 @@ async def authorize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) ->
         if notification:
             return None  # a notification is never answered: dropped
         raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
-    visibility: Visibility = ctx.lifespan_context.visibility  # the RouterState's
+    visibility: Visibility = ctx.lifespan_context.settings.visibility  # the RouterState's
     token = _ACCESS.set(access_for(visibility))
     try:
         return await call_next(ctx)

@@ -85,7 +85,7 @@ async def _execute(
         raise InvalidParams("execute: takes one field, 'code'")
     runs = state.code
     assert runs is not None  # code mode starts them
-    principal = state.visibility.principal()
+    principal = state.settings.visibility.principal()
     key = principal.key if principal is not None else ""
     with span("mcp-router execute", {"mcp_router.code_chars": len(code)}) as current:
         if answers is not None and runs.holds(answers.state):
@@ -197,7 +197,7 @@ async def _search(
     held = await state.searcher.held_for(query)
     coverage = state.readiness.coverage().seen_by(current_access().sees_server)
     snapshot = state.snapshot
-    hidden = state.visibility.hidden(snapshot, state.visibility.view())
+    hidden = state.settings.visibility.hidden(snapshot, state.settings.visibility.view())
     flagged = snapshot.flagged
     indexed = len(snapshot.catalog) - len(hidden)
     text = signatures_text(query, results, coverage, indexed, flagged, held)

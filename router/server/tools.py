@@ -92,16 +92,16 @@ async def list_tools(
     ctx: Context, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     state = ctx.lifespan_context
-    if state.mode == "all":  # pass-through: every tool, no meta-tools (router.server.passthrough)
+    if state.settings.mode == "all":  # pass-through: every tool, no meta-tools (passthrough.py)
         await state.readiness.until_covered()
         state.list_changes.listed(_connection(ctx))
-        view = state.visibility.view()
+        view = state.settings.visibility.view()
         every = [
             tool
             for tool, record in zip(
                 every_tool(state.snapshot, state.pool), state.snapshot.catalog, strict=True
             )
-            if state.visibility.permits(view, record)
+            if state.settings.visibility.permits(view, record)
         ]
         state.metrics.listed(surface_of(ctx), len(every))  # nothing saved: every tool listed
         return types.ListToolsResult(tools=every)
@@ -109,17 +109,17 @@ async def list_tools(
     if state.index.pins:
         await state.readiness.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
-    view = state.visibility.view()
-    listed: list[ToolRecord] = state.visibility.visible(view, snapshot.pinned)
+    view = state.settings.visibility.view()
+    listed: list[ToolRecord] = state.settings.visibility.visible(view, snapshot.pinned)
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
-    elif state.mode == "dynamic" and not _is_modern(ctx):
+    elif state.settings.mode == "dynamic" and not _is_modern(ctx):
         for name in state.connections.listed.get(_connection(ctx), ()):
             record = snapshot.catalog.get(name)
             if (
                 record is not None
                 and record not in listed
-                and state.visibility.permits(view, record)
+                and state.settings.visibility.permits(view, record)
             ):
                 listed.append(record)
     sent = (*listed, *state.meta_tools)
@@ -135,7 +135,7 @@ async def call_tool(
     state = ctx.lifespan_context
     arguments = dict(params.arguments or {})
     answers = InputAnswers(params.input_responses, params.request_state)
-    if state.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
+    if state.settings.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
         # pass-through lists upstream tools only, and one may be named like a meta-tool
         return await forward(ctx, state, params.name, arguments, answers)
     if state.code is not None and params.name in code_tools.NAMES:  # code mode's own tools
@@ -172,7 +172,7 @@ _READ_SCHEMA = read_result_record().input_schema
 def _owner(ctx: Context, state: RouterState) -> Owner:
     """Who a kept result belongs to: the principal, and the connection of a client that
     holds a session (a 2026-07-28 request stands alone: its principal only)."""
-    principal = state.visibility.principal()
+    principal = state.settings.visibility.principal()
     connection = None if _is_modern(ctx) else weakref.ref(_connection(ctx))
     return Owner(principal.key if principal is not None else None, connection)
 
@@ -181,7 +181,7 @@ def _keeping(ctx: Context, state: RouterState) -> Keeping | None:
     """How a cut result is kept for `read_result`: in the modes that list `call_tool`, which
     reaches it (pass-through lists no meta-tools, and code mode's programs call tools by
     their names)."""
-    if state.mode not in ("search", "dynamic"):
+    if state.settings.mode not in ("search", "dynamic"):
         return None
     return state.kept.keeping(_owner(ctx, state))
 
@@ -194,9 +194,9 @@ async def _search_tools(
     held = await state.searcher.held_for(query)
     coverage = state.readiness.coverage().seen_by(current_access().sees_server)
     snapshot = state.snapshot
-    hidden = state.visibility.hidden(snapshot, state.visibility.view())
+    hidden = state.settings.visibility.hidden(snapshot, state.settings.visibility.view())
     indexed, flagged = len(snapshot.catalog) - len(hidden), snapshot.flagged
-    if state.mode == "dynamic" and not _is_modern(ctx):
+    if state.settings.mode == "dynamic" and not _is_modern(ctx):
         names = tuple(r.qualified_name for r in results)
         if state.connections.listed.get(_connection(ctx)) != names:
             state.connections.listed[_connection(ctx)] = names
@@ -287,7 +287,8 @@ async def forward(
             await state.searcher.learn(_connection(ctx), record)
         except Exception:  # learning is a hint: it must never fail the call it follows
             logger.warning("usage feedback not recorded", exc_info=True)
-    return await limit_result(result, state.result_tokens_for(record.server), _keeping(ctx, state))
+    tokens = state.settings.result_tokens_for(record.server)
+    return await limit_result(result, tokens, _keeping(ctx, state))
 
 
 def _authorized(state: RouterState, record: ToolRecord) -> Ruling:
@@ -346,7 +347,8 @@ async def _limited(
 ) -> types.CallToolResult | types.InputRequiredResult:
     if isinstance(result, types.InputRequiredResult):
         return result
-    return await limit_result(result, state.result_tokens_for(record.server), _keeping(ctx, state))
+    tokens = state.settings.result_tokens_for(record.server)
+    return await limit_result(result, tokens, _keeping(ctx, state))
 
 
 def _wants_progress(ctx: Context) -> bool:

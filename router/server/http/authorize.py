@@ -29,7 +29,7 @@ async def authorize_rest(request: Request) -> Access:
     if rule is None:
         raise HttpRefusal(404, "no such route")
     state: RouterState = request.scope["state"]["router"]
-    access = access_for(state.visibility, operator_token=bool(request.scope.get(OPERATOR)))
+    access = access_for(state.settings.visibility, operator_token=bool(request.scope.get(OPERATOR)))
     if request.scope.get(ANONYMOUS) and not request.scope.get(OPERATOR):
         access = dataclasses.replace(access, operator=False)  # nobody showed a credential
     if rule == "operator" and not access.operator:

@@ -247,7 +247,7 @@ def _catalog(
     digest = digest_of(snapshot.catalog)
     if page.after is not None and page.after.digest != digest:
         raise CatalogChanged(page.after.generation, snapshot.generation)
-    hidden = state.visibility.hidden(snapshot, page.view)
+    hidden = state.settings.visibility.hidden(snapshot, page.view)
     if not page.view.unrestricted:
         seen = {r.server for position, r in enumerate(every) if position not in hidden}
         statuses = {name: status for name, status in statuses.items() if name in seen}

@@ -68,12 +68,12 @@ async def search_tools(body: SearchRequest, request: Request) -> SearchResponse:
     await state.readiness.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
-    k = body.k or state.k
-    view = state.visibility.view()
+    k = body.k or state.settings.k
+    view = state.settings.visibility.view()
     found = await state.search(body.query, k, view=view)
     held = await state.searcher.held_for(body.query, view)
     snapshot, pending = state.snapshot, state.pending_upstreams()
-    visible = None if view.unrestricted else (state.visibility, view)
+    visible = None if view.unrestricted else (state.settings.visibility, view)
 
     def run() -> SearchResponse:
         return answer(body, k, found, snapshot, front["costs"], pending, visible, held)
