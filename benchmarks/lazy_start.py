@@ -228,9 +228,7 @@ async def measure(folder: Path, size: int, start: str) -> dict[str, Any]:
                     figures["idle_seconds"] = IDLE_SECONDS
             added = f"added_{start}"
             # never listed before, in every repeat: it starts, as a new server does
-            listed = ListingCache(folder / "cache").path(added)
-            if listed is not None:
-                listed.unlink(missing_ok=True)
+            ListingCache(folder / "cache").forget(added)
             edited = time.monotonic()
             write(config, {**servers, added: server_entries(1)["time1"]}, router_settings)
             query = f"{TOKYO} with {added}"

@@ -32,7 +32,8 @@ METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 
 def _config(oauth: bool = True) -> RouterConfig:
     http = {"oauth": {"issuer": "http://127.0.0.1:9", "audience": "http://127.0.0.1:8/mcp"}}
-    return RouterConfig.model_validate({"mcpServers": {}, "router": {"http": http if oauth else {}}})
+    router = {"http": http if oauth else {}}
+    return RouterConfig.model_validate({"mcpServers": {}, "router": router})
 
 
 def _served(server: Any) -> tuple[set[str], set[str]]:

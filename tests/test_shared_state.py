@@ -7,8 +7,8 @@ refresh tokens and refuses a spent one, and counts what it did at `/control/stat
 `tests/upstreams/lazy.py` (it writes its pid when it starts). Replicas are `mcp-router
 serve` children over stdio, each with its own cache folder, driven as a host would
 (`tests.test_upstream_auth.Host`); the usage tests' replicas are two HTTP fronts, or two
-opened stores (two connection pools), in this process. Waits are bounded; where the state waited on is a
-database's (an advisory lock, an expiry) it is polled, since neither offers an event.
+opened stores (two connection pools), in this process. Waits are bounded; where the state
+waited on is a database's (an advisory lock, an expiry) it is polled, since neither offers an event.
 """
 
 from __future__ import annotations

@@ -156,6 +156,11 @@ class ListingCache:
             logger.warning("upstream %s: cached listing in %s unusable (%s)", name, self.where, exc)
             return None
 
+    def forget(self, name: str) -> None:
+        """Drop `name`'s kept listing, if any (blocking)."""
+        if self._records is not None:
+            self._records.delete(LISTINGS_DIR, self.key(name))
+
     async def save(
         self, name: str, server: StdioServer | RemoteServer, cached: CachedListing
     ) -> None:
