@@ -115,7 +115,7 @@ async def healthz(request: Request, response: Response) -> Health | JSONResponse
     if not ready:
         response.status_code = 503
     if not current_access().operator:  # readiness only: the rest is an operator's
-        return JSONResponse({"status": "ready" if ready else "starting"}, response.status_code)
+        return JSONResponse({"status": "ready" if ready else "starting"}, 200 if ready else 503)
     statuses = state.pool.statuses().values()
     needing = {s.name: s.last_error or "sign-in needed" for s in statuses if s.sign_in_needed}
     pins = state.index.pinning.health()
