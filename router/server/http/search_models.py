@@ -52,7 +52,10 @@ class SearchRequest(BaseModel):
 class HeldMatch(BaseModel):
     name: str = Field(description="the held tool's qualified name")
     server: str
-    reason: str = Field(description="changed (since it was approved), or new (strict pinning)")
+    reason: str = Field(
+        description="changed (since it was approved), new (strict pinning), or unverified "
+        "(the pins cannot be read)"
+    )
     approve: str = Field(description="the command that approves it")
 
 
