@@ -67,7 +67,7 @@ async def test_the_http_front_serves_with_the_token_from_the_environment_and_sto
                     if health is not None and health.status_code == 200:
                         break
                     await anyio.sleep(0.1)
-                refused = await http.get("/healthz")
+                refused = await http.get("/v1/tools")
                 async with streamable_client(f"{url}/mcp", token) as client:
                     now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
         process.send_signal(signal.SIGTERM)

@@ -195,7 +195,7 @@ async def test_with_a_token_required_the_page_asks_for_it_and_then_works(
             refused = [
                 await http.post("/v1/route", json={"query": QUERY}),
                 await http.get("/v1/tools"),
-                await http.get("/healthz"),
+                await http.get("/metrics"),
                 await http.post("/", json={"query": QUERY}),
             ]
     assert [f.status_code for f in files] == [200] * len(PUBLIC_PATHS)
