@@ -386,6 +386,9 @@ async def test_a_run_past_a_limit_ends_naming_it_while_other_requests_are_served
 ) -> None:
     code, named = LIMITS[limit]
     async with routed(tmp_path, transport=transport, code=FAST) as client:
+        # The shop starts on first use: started here, the direct call below measures the
+        # router serving while the loop runs, not a cold upstream's start on a slow machine.
+        await client.call_tool("shop__get_customer", {"customer_id": "c-002"})
         answered: list[str] = []
         result: list[types.CallToolResult] = []
 

@@ -172,9 +172,12 @@ def test_hnsw_finds_what_exact_search_finds(postgres: Postgres) -> None:
         assert hnsw_store.status().search == "hnsw"
         overlaps = []
         for query in ("email invoice", "git deploy", "browser image", "weather alert variant 7"):
-            want = [r.qualified_name for r in exact.search(query, k=5)]
+            want = exact.search(query, k=5)
             got = hnsw.search(query, k=5)
-            overlaps.append(len(set(want) & {r.qualified_name for r in got}) / 5)
+            # Tie-aware: the hashed catalog repeats scores, so a tool tied with the exact
+            # fifth counts as found whichever of the tied tools HNSW returns.
+            fifth = want[-1].score - 1e-6
+            overlaps.append(sum(r.score >= fifth for r in got) / 5)
             # Every result's dense score is its true cosine, as the exact scan gives it.
             by_name = {r.qualified_name: r for r in exact.search(query, k=None)}
             for result in got:
