@@ -27,10 +27,10 @@ from benchmarks.model_compare import candidate_spec
 from benchmarks.provenance import head_commit
 from benchmarks.suite import data
 from benchmarks.suite.readme import replace_between
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import backend_embedder, load_embedder
-from router.evaluation import resolve_gold, score_ranking
+from router.evaluation.metrics import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 from router.retrieval.types import DEFAULT, PREVIOUS, Ranking
 from router.retrieval.usage import UsageMemory

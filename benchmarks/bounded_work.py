@@ -43,13 +43,13 @@ from mcp.shared.exceptions import MCPError
 from benchmarks.provenance import head_commit
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
-from router.catalog import ToolSpec
 from router.config import parse_config
-from router.server.app import build_server, router_state
+from router.core.catalog import ToolSpec
 from router.server.http.routing import catalog
-from router.server.index import LiveIndex
-from router.server.limits import cut_result
-from router.server.state import RouterState
+from router.server.lifecycle.app import build_server, router_state
+from router.server.lifecycle.state import RouterState
+from router.server.listing.index import LiveIndex
+from router.server.results.limits import cut_result
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

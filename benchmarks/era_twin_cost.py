@@ -1,4 +1,4 @@
-"""What a handshake-era twin connection costs (`router/upstream/twins.py`).
+"""What a handshake-era twin connection costs (`router/upstream/connection/twins.py`).
 
     python -m benchmarks.era_twin_cost            # writes benchmarks/results/era-twin.json
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.provenance import head_commit
-from router.cli import main as router_main
+from router.cli.main import main as router_main
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -39,7 +39,7 @@ from mcp.client.stdio import stdio_client
 from benchmarks.example_servers import EXAMPLE_CONFIG, example_config
 from benchmarks.provenance import head_commit
 from router.config import StdioServer
-from router.upstream.transport import stdio_parameters
+from router.upstream.connection.transport import stdio_parameters
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -44,7 +44,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from benchmarks.provenance import head_commit
 from benchmarks.suite.readme import replace_between
-from router.upstream.listing_cache import ListingCache
+from router.upstream.listing.cache import ListingCache
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

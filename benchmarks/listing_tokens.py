@@ -44,9 +44,9 @@ from benchmarks.provenance import head_commit
 from benchmarks.suite.readme import replace_between
 from router.accounting.formats import ToolFormat, serialise, to_mcp
 from router.accounting.tokens import ENCODING, TokenCounter
-from router.catalog import ToolRecord
 from router.config import parse_config
-from router.server.app import load_default_embedder, router_state
+from router.core.catalog import ToolRecord
+from router.server.lifecycle.app import load_default_embedder, router_state
 from router.upstream import UpstreamState
 
 HERE = Path(__file__).resolve().parent

@@ -27,11 +27,11 @@ import numpy as np
 from benchmarks.provenance import head_commit
 from benchmarks.suite import data
 from benchmarks.suite.bootstrap import paired_margin
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import backend_embedder, load_embedder
 from router.embedding.manifest import ModelSpec
-from router.evaluation import resolve_gold, score_ranking
+from router.evaluation.metrics import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 from router.retrieval.types import DEFAULT, SearchMode
 

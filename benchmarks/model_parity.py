@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.provenance import head_commit
 from benchmarks.suite.data import load_pool
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.loading import backend_embedder, load_embedder
 from router.embedding.manifest import resolve_model

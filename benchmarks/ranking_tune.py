@@ -28,10 +28,10 @@ import numpy as np
 from benchmarks.model_compare import candidate_spec
 from benchmarks.provenance import head_commit
 from benchmarks.suite import data
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import backend_embedder
-from router.evaluation import resolve_gold, score_ranking
+from router.evaluation.metrics import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 from router.retrieval.types import DEFAULT, Ranking
 

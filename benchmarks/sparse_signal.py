@@ -45,11 +45,11 @@ from benchmarks.splade import SpladeEncoder
 from benchmarks.suite import data
 from benchmarks.suite.bootstrap import format_margin, paired_margin
 from benchmarks.suite.readme import replace_between
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import backend_embedder, load_embedder
-from router.evaluation import resolve_gold, score_ranking
+from router.evaluation.metrics import resolve_gold, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 
 HERE = Path(__file__).resolve().parent

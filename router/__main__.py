@@ -1,3 +1,3 @@
-from router.cli import main
+from router.cli.main import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from router.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog, ToolSpec
 from router.embedding.base import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,11 +33,11 @@ from mcp.client.streamable_http import streamable_http_client
 from router.config import RouterConfig, parse_config
 from router.embedding.base import Embedder
 from router.server.http.app import create_app
+from router.server.http.auth.security import SecurityPolicy
 from router.server.http.front import FrontState, ReadyLatch
-from router.server.http.security import SecurityPolicy
-from router.server.state import RouterState
+from router.server.lifecycle.state import RouterState
 from router.upstream import UpstreamState
-from router.upstream.transport import HTTP_TIMEOUT
+from router.upstream.connection.transport import HTTP_TIMEOUT
 from tests.test_upstream_pool import Installed, free_port
 
 SCRIPTS = Path(__file__).resolve().parent / "upstreams"

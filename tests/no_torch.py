@@ -30,6 +30,6 @@ class _Forbid(importlib.abc.MetaPathFinder):
 
 if __name__ == "__main__":
     sys.meta_path.insert(0, _Forbid())
-    from router.cli import main
+    from router.cli.main import main
 
     sys.exit(main(sys.argv[1:]))

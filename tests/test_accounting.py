@@ -8,7 +8,7 @@ from router.accounting.formats import (
     tool_list_payload,
 )
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog, ToolRecord, ToolSpec
+from router.core.catalog import Catalog, ToolRecord, ToolSpec
 
 SCHEMA = {
     "type": "object",

@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import SCRIPTS, Front, config, http_front, streamable_client, until_ready
 from tests.identity_provider import IdentityProvider, running_provider
 from tests.test_upstream_pool import Installed, installed  # noqa: F401 (a fixture)

@@ -1,4 +1,5 @@
-"""No surface skips the one authorization layer (`router.server.authorization`): every request
+"""No surface skips the one authorization layer (`router.server.access.authorization`): every
+request
 method the SDK defines and the router serves, every notification it acts on and every HTTP
 route has a rule, and one added beside the table is refused at run time (fail closed).
 """
@@ -17,15 +18,15 @@ from mcp_types.methods import SPEC_CLIENT_METHODS
 from starlette.routing import Route
 
 from router.config import RouterConfig
-from router.server.app import build_server, router_state
-from router.server.authorization import (
+from router.server.access.authorization import (
     MCP_RULES,
     NOTIFICATION_RULES,
     REST_RULES,
     UNGUARDED_ROUTES,
 )
 from router.server.http.app import create_app
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
+from router.server.lifecycle.app import build_server, router_state
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 

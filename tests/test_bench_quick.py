@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks.suite import charts, cli, readme
-from router.commands import bench
+from router.cli import bench
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.skipif(

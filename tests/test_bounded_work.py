@@ -31,8 +31,8 @@ from mcp.shared.exceptions import MCPError
 
 from benchmarks.bounded_work import made_up_specs, ticking, write_catalog
 from router.server.http.routing import Cursor
-from router.server.index import LiveIndex
-from router.server.suggestions import NameMatcher
+from router.server.listing.index import LiveIndex
+from router.server.listing.suggestions import NameMatcher
 from tests.http_serving import SCRIPTS, Front, config, http_front, streamable_client, until_indexed
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from router.catalog import Catalog, ToolSpec, build_search_text, split_identifier
+from router.core.catalog import Catalog, ToolSpec, build_search_text, split_identifier
 
 
 def test_identifiers_split_into_words() -> None:
@@ -56,7 +56,7 @@ def test_example_values_are_left_out_of_parameter_text() -> None:
 def test_the_text_ranking_reads_from_a_tool_is_capped() -> None:
     """A hostile description stuffed with keywords cannot grow what BM25 and the model read
     past `MAX_SEARCH_TEXT`."""
-    from router.catalog import MAX_SEARCH_TEXT, Catalog, ToolSpec
+    from router.core.catalog import MAX_SEARCH_TEXT, Catalog, ToolSpec
 
     stuffed = "weather email calendar payments " * 2_000
     catalog = Catalog.from_specs([ToolSpec("spam", "everything", stuffed, {"type": "object"})])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from router.cli import main
+from router.cli.main import main
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 
 EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
@@ -16,7 +16,7 @@ EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
 def test_help_does_not_import_torch_or_the_model() -> None:
     code = (
         "import sys\n"
-        "from router.cli import main\n"
+        "from router.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'tiktoken', 'transformers')"
         " if m in sys.modules]\n"

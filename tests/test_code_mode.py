@@ -27,11 +27,11 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from router.catalog import ToolRecord
+from router.approvals.sealing import PREFIX
 from router.code_mode.outcome import Outcome, render
 from router.code_mode.signatures import signature
-from router.sealing import PREFIX
-from router.server.http.security import SecurityPolicy
+from router.core.catalog import ToolRecord
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import config, http_front, streamable_client
 from tests.identity_provider import running_provider
 from tests.serving import raw_router, router_parameters, write_config
@@ -488,7 +488,7 @@ async def test_cancelling_execute_cancels_the_call_in_flight(tmp_path: Path) -> 
 async def test_code_mode_without_the_sandbox_names_what_to_install(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, {"guarded": script("guarded")}, mode="code")
     launcher = (
-        "import sys; sys.modules['pydantic_monty'] = None; from router.cli import main; "
+        "import sys; sys.modules['pydantic_monty'] = None; from router.cli.main import main; "
         "sys.exit(main(sys.argv[1:]))"
     )
     process = await anyio.run_process(

@@ -17,7 +17,7 @@ from router.config import (
     load_config,
     parse_config,
 )
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 
 # A real Claude Desktop file: top-level app settings beside mcpServers, host-specific keys
 # inside the entries, and no `router` section.

@@ -9,7 +9,7 @@ import pytest
 
 from router.config import parse_config
 from router.config.diff import LIVE_SETTINGS, config_diff, upstream_identity
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 
 TIME = {"command": "mcp-server-time"}
 GIT = {"command": "mcp-server-git", "args": ["--repository", "."]}

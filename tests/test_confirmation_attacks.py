@@ -17,13 +17,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 
-from router.catalog import ToolRecord
-from router.policy import Ruling, Verdict
-from router.profiles import EVERYTHING, Principal
-from router.sealing import PREFIX, Binding, Sealer
-from router.server.approval import CONFIRM_KEY, STATE_SECONDS, Approvals, Approved
-from router.server.authorization import Access, enter
-from router.upstream.host_requests import InputAnswers
+from router.approvals.sealing import PREFIX, Binding, Sealer
+from router.core.catalog import ToolRecord
+from router.policy.profiles import EVERYTHING, Principal
+from router.policy.rules import Ruling, Verdict
+from router.server.access.authorization import Access, enter
+from router.server.calls.approval import CONFIRM_KEY, STATE_SECONDS, Approvals, Approved
+from router.upstream.connection.host_requests import InputAnswers
 from tests.serving import RawRouter, raw_router, write_config
 from tests.test_upstream_pool import script
 
@@ -124,7 +124,7 @@ async def test_an_expired_state_authorizes_nothing() -> None:
 
 
 def test_the_question_lists_every_argument_in_order_each_cut() -> None:
-    from router.server.approval import SHOWN_VALUE, _question
+    from router.server.calls.approval import SHOWN_VALUE, _question
 
     long = "x" * (SHOWN_VALUE * 5)
     message = _question(_record(), {"z_path": "/etc", "a_text": long, "m_flag": True}).message

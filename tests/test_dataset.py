@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from router.dataset import OnError, load_catalog, load_queries
-from router.errors import DataError
+from router.core.errors import DataError
+from router.evaluation.dataset import OnError, load_catalog, load_queries
 
 GOOD_TOOL = '{"server": "s", "name": "t", "description": "d", "inputSchema": null}'
 

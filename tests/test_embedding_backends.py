@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from router.catalog import Catalog
-from router.dataset import load_catalog
+from router.core.catalog import Catalog
+from router.core.errors import EmbeddingError
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import embed_records
 from router.embedding.loading import DeferredEmbedder, load_embedder
 from router.embedding.manifest import known_models, resolve_model
 from router.embedding.onnx import OnnxEmbedder, read_pipeline
-from router.errors import EmbeddingError
+from router.evaluation.dataset import load_catalog
 from tests.conftest import EXAMPLE_CATALOG, SHARED_DATA, TORCH_MODEL
 
 MODEL_FOLDER = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2"

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import numpy as np
 
-from router.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog, ToolSpec
 from router.embedding.cache import EmbeddingCache
 from router.embedding.hashing import HashingEmbedder
 from router.embedding.indexing import embed_records

@@ -1,4 +1,5 @@
-"""One mapping from router errors to MCP errors (`router.server.errors`), on every surface.
+"""One mapping from router errors to MCP errors (`router.server.lifecycle.errors`), on every
+surface.
 
 The table is checked directly, then the same failing requests are sent over stdio and over
 streamable HTTP: each surface must answer them with the same code, message and data.
@@ -17,7 +18,7 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from router.errors import (
+from router.core.errors import (
     ArgumentsInvalid,
     ConfigError,
     HttpRefusal,
@@ -29,8 +30,8 @@ from router.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from router.server.errors import http_body, http_status, jsonrpc_error, tool_error_result
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
+from router.server.lifecycle.errors import http_body, http_status, jsonrpc_error, tool_error_result
 from tests.http_serving import SCRIPTS, config, http_front, streamable_client, until_ready
 from tests.serving import raw_router, write_config
 

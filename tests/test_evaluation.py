@@ -1,6 +1,6 @@
 import pytest
 
-from router.evaluation import score_ranking
+from router.evaluation.metrics import score_ranking
 
 
 def test_single_group_metrics() -> None:

@@ -24,9 +24,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp.shared.exceptions import MCPError
 
-from router.errors import ConfigError
-from router.server.http.security import SecurityPolicy
-from router.server.http.tokens import REFRESH_FLOOR
+from router.core.errors import ConfigError
+from router.server.http.auth.security import SecurityPolicy
+from router.server.http.auth.tokens import REFRESH_FLOOR
 from tests.http_serving import (
     MCP_ACCEPT,
     SCRIPTS,

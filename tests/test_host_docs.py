@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from router.cli import build_parser, main
+from router.cli.main import build_parser, main
 from router.hosts.base import FileFormat, Places, lookup
 from router.hosts.discovery import HOSTS, host_files
 from router.hosts.entries import launches_router

@@ -10,8 +10,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from router.core.errors import EmbeddingError
 from router.embedding.base import Vectors
-from router.errors import EmbeddingError
 from router.server.http.batching import QueryBatcher
 
 

@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import (
     MCP_ACCEPT,
     Front,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from router.config import DEFAULT_MAX_BODY_BYTES, HttpSettings, RemoteServer, parse_config
-from router.errors import ConfigError
-from router.server.http.security import SecurityPolicy, is_loopback, matches
+from router.core.errors import ConfigError
+from router.server.http.auth.security import SecurityPolicy, is_loopback, matches
 
 
 def test_the_http_section_has_safe_defaults_and_takes_allow_lists() -> None:

@@ -21,10 +21,10 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.server import listen
 from router.server.http import mcp_endpoints
+from router.server.http.auth.security import SecurityPolicy
 from router.server.http.event_store import BoundedEventStore
-from router.server.http.security import SecurityPolicy
+from router.server.sessions import listen
 from tests.http_serving import (
     MCP_ACCEPT,
     SCRIPTS,

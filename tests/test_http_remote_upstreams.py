@@ -15,8 +15,8 @@ import httpx2
 import pytest
 
 from router.config import parse_config
-from router.errors import UpstreamUnavailable
-from router.server.http.security import SecurityPolicy
+from router.core.errors import UpstreamUnavailable
+from router.server.http.auth.security import SecurityPolicy
 from router.upstream import UpstreamPool, UpstreamState
 from tests import test_upstream_pool as upstream_tests
 from tests.http_serving import (

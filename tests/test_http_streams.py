@@ -15,7 +15,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import EventMessage, EventStore
 
-from router.profiles import Principal
+from router.policy.profiles import Principal
 from router.server.http.event_store import EVENT_OVERHEAD, RETRY_MS, BoundedEventStore
 from tests.http_serving import MCP_ACCEPT, config, http_front, until_indexed
 from tests.test_upstream_pool import script

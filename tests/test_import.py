@@ -32,7 +32,7 @@ CLI = ["-m", "router", "import"]
 # `sys.platform` while importing.
 AS_MACOS = [
     "-c",
-    "import sys; from router.cli import main; import router.hosts.merge; "
+    "import sys; from router.cli.main import main; import router.hosts.merge; "
     "sys.platform = 'darwin'; raise SystemExit(main(sys.argv[1:]))",
     "import",
 ]

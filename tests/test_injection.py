@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from router.catalog import ToolSpec, make_records
-from router.injection import scan_text, scan_tools
+from router.core.catalog import ToolSpec, make_records
+from router.policy.injection import scan_text, scan_tools
 from tests.serving import raw_router, write_config
 from tests.test_upstream_pool import script
 

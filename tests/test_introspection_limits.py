@@ -1,4 +1,4 @@
-"""What a flood of opaque tokens costs the issuer (`router.server.http.tokens`), tried as an
+"""What a flood of opaque tokens costs the issuer (`router.server.http.auth.tokens`), tried as an
 attacker would against a real front and the real identity provider of
 tests/identity_provider.py, which counts its introspection requests: a burst of made-up
 tokens reaches the issuer at most the bucket's size, the rest get 503 with `Retry-After`, a
@@ -16,8 +16,8 @@ import anyio
 import httpx2
 import pytest
 
-from router.server.http.security import SecurityPolicy
-from router.server.http.tokens import INTROSPECTION_BURST, INTROSPECTION_RATE, TokenBucket
+from router.server.http.auth.security import SecurityPolicy
+from router.server.http.auth.tokens import INTROSPECTION_BURST, INTROSPECTION_RATE, TokenBucket
 from tests.http_serving import MCP_ACCEPT, Front, config, http_front
 from tests.identity_provider import INTROSPECTION_CLIENT, IdentityProvider, running_provider
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from router.json_logs import JsonFormatter
+from router.cli.json_logs import JsonFormatter
 from tests.serving import raw_router, write_config
 from tests.test_metrics import traced_upstream
 

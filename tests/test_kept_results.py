@@ -1,4 +1,4 @@
-"""Cut results kept for reading on (`router.server.kept`): the handle in the marker, the
+"""Cut results kept for reading on (`router.server.results.kept`): the handle in the marker, the
 parts `read_result` returns to the end, who may read them, and the bounds in time and
 memory. End to end through a real router: tests/test_serve_read_on.py."""
 
@@ -15,9 +15,9 @@ import pytest
 
 from router.accounting.tokens import TokenCounter
 from router.config import parse_config
-from router.errors import InvalidParams
-from router.server.kept import PART_META_KEY, KeptResults, Owner
-from router.server.limits import META_KEY, cut_result, limit_result, readable_text
+from router.core.errors import InvalidParams
+from router.server.results.kept import PART_META_KEY, KeptResults, Owner
+from router.server.results.limits import META_KEY, cut_result, limit_result, readable_text
 from tests.test_limits import text_result, words
 
 COUNTER = TokenCounter()

@@ -24,7 +24,7 @@ import pytest
 
 from router.config import parse_config
 from router.upstream import UpstreamPool, UpstreamState
-from router.upstream.listing_cache import ListingCache
+from router.upstream.listing.cache import ListingCache
 from tests.serving import RawRouter, raw_router, script, write_config
 
 LIMIT = 60

@@ -14,7 +14,7 @@ import pytest
 
 from router.accounting.tokens import TokenCounter
 from router.config import parse_config
-from router.server.limits import (
+from router.server.results.limits import (
     META_KEY,
     cut_prompt,
     cut_resource,
@@ -115,7 +115,7 @@ async def test_a_result_the_cheap_bound_proves_within_is_never_tokenised(
     def refuse(text: str) -> list[int]:
         raise AssertionError("tokenised")
 
-    monkeypatch.setattr("router.server.limits._COUNTER.encode", refuse)
+    monkeypatch.setattr("router.server.results.limits._COUNTER.encode", refuse)
     result = text_result("fits", structured_content={"rows": ["a"] * 50})
     assert await limit_result(result, 25_000) is result
 

@@ -1,4 +1,4 @@
-"""`POST /v1/search` and `router.llm_search`: the router as the tool search of the Anthropic
+"""`POST /v1/search` and `router.clients.llm_search`: the router as the tool search of the Anthropic
 Messages API and the OpenAI Responses API.
 
 One front (in-process, BM25 only, a bearer token) serves two SDK upstreams
@@ -40,10 +40,10 @@ from openai.types.responses import (
 )
 from pydantic import TypeAdapter
 
-from router import llm_search
-from router.llm_search import AsyncRouterToolSearch, RouterSearchError, RouterToolSearch
-from router.meta_tools import MAX_K
-from router.server.http.security import SecurityPolicy
+from router.clients import llm_search
+from router.clients.llm_search import AsyncRouterToolSearch, RouterSearchError, RouterToolSearch
+from router.core.meta_tools import MAX_K
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import Front, config, http_front, until_indexed
 from tests.test_upstream_pool import script
 
@@ -359,8 +359,8 @@ async def test_the_helper_raises_the_routers_refusal(front: Front) -> None:
 
 def test_the_helper_loads_neither_sdk_nor_the_router_core() -> None:
     code = (
-        "import sys, router.llm_search; "
-        "print(sorted(m for m in ('anthropic', 'openai', 'mcp', 'router.catalog') "
+        "import sys, router.clients.llm_search; "
+        "print(sorted(m for m in ('anthropic', 'openai', 'mcp', 'router.core.catalog') "
         "if m in sys.modules))"
     )
     done = subprocess.run(

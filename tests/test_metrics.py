@@ -1,5 +1,5 @@
 """`GET /metrics`: what the router counts, scraped from a real HTTP front and parsed with
-prometheus_client's own parser, and the parts of `router.server.metrics` on their own."""
+prometheus_client's own parser, and the parts of `router.server.lifecycle.metrics` on their own."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog, ToolSpec
-from router.errors import UpstreamTimeout, UpstreamUnavailable
-from router.server.http.security import SecurityPolicy
-from router.server.metrics import CONTENT_TYPE, RouterMetrics, error_kind
-from router.server.observe import method_label, surface_of
+from router.core.catalog import Catalog, ToolSpec
+from router.core.errors import UpstreamTimeout, UpstreamUnavailable
+from router.server.http.auth.security import SecurityPolicy
+from router.server.lifecycle.metrics import CONTENT_TYPE, RouterMetrics, error_kind
+from router.server.lifecycle.observe import method_label, surface_of
 from tests.http_serving import (
     Front,
     config,
@@ -255,7 +255,7 @@ def test_listings_are_counted_at_scrape_time_and_only_where_metrics_are_served()
 def test_unscraped_listings_stay_bounded_and_what_is_dropped_is_counted() -> None:
     """With nobody scraping, many generations and many distinct listings keep a bounded
     amount; each listing left uncounted is counted as such."""
-    from router.server.metrics import MAX_PENDING_GENERATIONS, MAX_PENDING_LISTINGS
+    from router.server.lifecycle.metrics import MAX_PENDING_GENERATIONS, MAX_PENDING_LISTINGS
 
     catalog = Catalog.from_specs(
         ToolSpec(server="s", name=f"tool_{i}", description=f"thing {i}") for i in range(40)

@@ -1,7 +1,7 @@
 import re
 
-from router.catalog import Catalog, ToolSpec
-from router.naming import (
+from router.core.catalog import Catalog, ToolSpec
+from router.core.naming import (
     MAX_NAME_LENGTH,
     ROUTER,
     NameRules,

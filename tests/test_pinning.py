@@ -28,9 +28,9 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from router.config import load_config
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 from router.pinning import PINS_FILE
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import config as http_config
 from tests.http_serving import http_front, streamable_client, until_ready
 from tests.identity_provider import running_provider

@@ -3,7 +3,8 @@
 Approving a held tool approves it for everyone the router serves, so only an operator
 (`router.operators`) may do it in a session, or a person with the config, through
 `mcp-router tools approve`; on stdio the one host is the local user and may. The question a
-2026-07-28 host is asked carries a sealed state (`router.sealing`, purpose `pin`): an accept
+2026-07-28 host is asked carries a sealed state (`router.approvals.sealing`, purpose `pin`): an
+accept
 without it, with a made-up or old-style one, with one sealed for another principal, or with
 one already answered approves nothing.
 
@@ -28,11 +29,11 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from router.approvals.sealing import Binding, Sealer, digest
 from router.config import load_config
 from router.pinning import fingerprint
-from router.sealing import Binding, Sealer, digest
-from router.server.http.security import SecurityPolicy
-from router.server.pin_approval import PIN_KEY
+from router.server.calls.pin_approval import PIN_KEY
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import Front, http_front, streamable_client
 from tests.identity_provider import IdentityProvider, running_provider
 from tests.serving import write_config

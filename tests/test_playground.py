@@ -29,8 +29,8 @@ from playwright.async_api import Browser, Page, Request, async_playwright, expec
 from starlette.responses import HTMLResponse
 
 from router.accounting.formats import ToolFormat
+from router.server.http.auth.security import SecurityPolicy
 from router.server.http.playground import CONTENT_SECURITY_POLICY, PUBLIC_PATHS
-from router.server.http.security import SecurityPolicy
 from tests.conftest import ROOT
 from tests.http_serving import Front, config, http_front, until_ready
 from tests.test_upstream_pool import script

@@ -13,8 +13,8 @@ import threading
 import pytest
 
 from benchmarks.suite.runner import Bar
-from router.cli import main
-from router.progress import progress_callback, stderr_progress
+from router.cli.main import main
+from router.cli.progress import progress_callback, stderr_progress
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 
 EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
@@ -122,8 +122,8 @@ def test_no_progress_means_no_output(capsys: pytest.CaptureFixture[str]) -> None
 def test_the_cli_and_the_servers_do_not_load_rich() -> None:
     code = (
         "import sys\n"
-        "from router.cli import build_parser\n"
-        "import router.commands.serve, router.server.stdio, router.server.http.serve\n"
+        "from router.cli.main import build_parser\n"
+        "import router.cli.serve, router.server.lifecycle.stdio, router.server.http.serve\n"
         "build_parser()\n"
         "print('RICH', sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))\n"
     )

@@ -20,7 +20,7 @@ from benchmarks import (
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog, ToolSpec
 
 RESULTS = listing_tokens.HERE / "results"
 

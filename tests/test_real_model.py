@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from router.cli import main
-from router.dataset import load_catalog
+from router.cli.main import main
+from router.core.errors import EmbeddingError
 from router.embedding.base import Embedder
 from router.embedding.manifest import ModelSpec, resolve_model
 from router.embedding.sentence import SentenceTransformerEmbedder
-from router.errors import EmbeddingError
+from router.evaluation.dataset import load_catalog
 from router.retrieval.retriever import Retriever, SearchMode
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 

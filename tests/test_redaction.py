@@ -1,4 +1,4 @@
-"""Secrets never leave the router (`router.redaction`), tried as an attacker would: an
+"""Secrets never leave the router (`router.core.redaction`), tried as an attacker would: an
 upstream URL with `?api_key=SECRET` that cannot be reached, one that answers 500 (httpx names
 the URL it failed on), and a hostile upstream (tests/upstreams/echoing.py) whose JSON-RPC
 error echoes the header values and the URL it was sent. The router is `mcp-router serve
@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import SecretStr
 
 from router.config import parse_config
-from router.errors import UpstreamUnavailable
-from router.redaction import MASK, redact, redact_url, remember, secrets_of
-from router.server.errors import http_body, jsonrpc_error, tool_error_result
+from router.core.errors import UpstreamUnavailable
+from router.core.redaction import MASK, redact, redact_url, remember, secrets_of
+from router.server.lifecycle.errors import http_body, jsonrpc_error, tool_error_result
 from router.upstream.failures import describe, redacted_error
 from tests.http_serving import streamable_client
 from tests.serving import write_config

@@ -33,8 +33,8 @@ from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 from pydantic import FileUrl
 
-from router.errors import UpstreamTimeout
-from router.server.relay import LINGER, LINGER_LIMIT, HostRelay
+from router.core.errors import UpstreamTimeout
+from router.server.calls.relay import LINGER, LINGER_LIMIT, HostRelay
 from tests.http_serving import Front, config, http_front, streamable_client, until_indexed
 from tests.test_upstream_pool import first_text, script
 
@@ -155,7 +155,7 @@ async def test_an_unprompted_roots_request_over_http_gets_no_sessions_roots(
         async with http_front(config(ASKING)) as front:
             await until_indexed(front.state)
             async with session(front, transport, alice) as a:
-                with logged("router.server.relay", needle) as refused:
+                with logged("router.server.calls.relay", needle) as refused:
                     await a.session.send_notification(types.RootsListChangedNotification())
                     with anyio.fail_after(10):
                         await refused.wait()

@@ -1,4 +1,4 @@
-"""The races of a config applied while serving (`router.server.reload`), tried as a client
+"""The races of a config applied while serving (`router.server.lifecycle.reload`), tried as a client
 would: a call made the moment a reload denies its tool, or removes its server, while the index
 is still being rebuilt; and a handshake twin dropped before its task began.
 
@@ -24,12 +24,12 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from router.config import RemoteServer, load_config
+from router.core.errors import UpstreamUnavailable
 from router.embedding.base import Vectors
 from router.embedding.hashing import HashingEmbedder
-from router.errors import UpstreamUnavailable
-from router.server.state import RouterState
+from router.server.lifecycle.state import RouterState
+from router.upstream.connection.twins import HandshakeTwins
 from router.upstream.state import UpstreamState
-from router.upstream.twins import HandshakeTwins
 from router.upstream.upstream import Upstream
 from tests.http_serving import http_front, streamable_client, until_indexed
 from tests.serving import script, write_config

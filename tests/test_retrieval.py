@@ -3,9 +3,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from router.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog, ToolSpec
+from router.core.errors import RouterError
 from router.embedding.hashing import HashingEmbedder
-from router.errors import RouterError
 from router.retrieval.decompose import split_steps
 from router.retrieval.fusion import RRF_K, reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.retriever import Retriever, SearchMode

@@ -1,4 +1,5 @@
-"""One sealed-state primitive (`router.sealing`), its nonce ledgers, and the held calls and
+"""One sealed-state primitive (`router.approvals.sealing`), its nonce ledgers, and the held calls
+and
 paused code runs it binds, tried as an attacker would.
 
 In process: every field of a binding is checked; the cache folder's ledger spends a nonce
@@ -26,10 +27,10 @@ import anyio
 import httpx2
 import pytest
 
+from router.approvals.sealing import Binding, MemoryNonces, Opened, Refused, Sealer
 from router.embedding.cache import EmbeddingCache
-from router.sealing import Binding, MemoryNonces, Opened, Refused, Sealer
-from router.server import held_calls
-from router.server.http.security import SecurityPolicy
+from router.server.calls import held_calls
+from router.server.http.auth.security import SecurityPolicy
 from router.store import nonces
 from router.store.local import LocalStore
 from router.store.nonces import NONCES_FILE, SqliteNonces

@@ -1,4 +1,5 @@
-"""The router mirrors its one host's protocol era on the upstreams (`router.upstream.eras`).
+"""The router mirrors its one host's protocol era on the upstreams
+(`router.upstream.connection.eras`).
 
 The upstream is `tests/upstreams/session_asking.py`, written the ordinary SDK way: its tools
 ask mid-call through the session (`ctx.session.create_message`, `ctx.elicit`), which works on

@@ -136,7 +136,7 @@ async def test_stdout_carries_only_json_rpc_with_the_real_model_while_upstreams_
     ]
     # The junk was diverted to the router's stderr (its log), not dropped.
     log = await anyio.Path(tmp_path / "router.log").read_text(errors="replace")
-    assert "router.server.index: embedded" in log  # the model ranked, not BM25 alone
+    assert "router.server.listing.index: embedded" in log  # the model ranked, not BM25 alone
     assert "BM25 only" not in log
     for junk in (
         "[chatty] chatty: WARNING a log line",

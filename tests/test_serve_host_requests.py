@@ -224,7 +224,7 @@ async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
 ) -> None:
     """`roots/list_changed` exists up to 2025-11-25 only: the upstream speaks that. Asked
     during a call, the upstream gets the caller's roots. Asked on its own after the change,
-    it gets them from the one host on stdio; over HTTP from no one (`router.server.relay`):
+    it gets them from the one host on stdio; over HTTP from no one (`router.server.calls.relay`):
     the test waits for that refusal in the router's log, with no call in flight meanwhile."""
     host = Host()
     refusal = "roots/list from 'asking' arrived outside any call"
@@ -233,7 +233,7 @@ async def test_the_hosts_roots_and_their_changes_reach_the_upstream(
             first = await client.call_tool("asking__roots", {})
             before = int(first_text(await client.call_tool("asking__roots_changes", {})))
             host.roots = [*ROOTS, types.Root(uri=FileUrl("file:///work/other"))]
-            with logged("router.server.relay", refusal) as refused:
+            with logged("router.server.calls.relay", refusal) as refused:
                 await client.session.send_notification(types.RootsListChangedNotification())
                 if front == "http":
                     with anyio.fail_after(10):
@@ -331,7 +331,7 @@ async def test_a_stateless_host_answers_a_mid_call_request_by_retrying(
 ) -> None:
     """A 2026-07-28 host has no channel for a request that an upstream on 2025-11-25 sends
     mid-call: the router holds the call open and asks the host with an `InputRequiredResult`
-    (`router.server.held_calls`); the host's retry answers the upstream."""
+    (`router.server.calls.held_calls`); the host's retry answers the upstream."""
     host = Host()
     with anyio.fail_after(60):
         async with hosted(tmp_path, front, host, mode="auto") as client:

@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp import Client
 
 from router.accounting.tokens import TokenCounter
-from router.server.limits import META_KEY
+from router.server.results.limits import META_KEY
 from tests.http_serving import config, http_front, streamable_client, until_indexed
 from tests.serving import RawRouter, raw_router, router_parameters, write_config
 from tests.test_upstream_pool import script

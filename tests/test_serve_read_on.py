@@ -19,9 +19,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from router.accounting.tokens import TokenCounter
-from router.server.http.security import SecurityPolicy
-from router.server.kept import PART_META_KEY
-from router.server.limits import META_KEY
+from router.server.http.auth.security import SecurityPolicy
+from router.server.results.kept import PART_META_KEY
+from router.server.results.limits import META_KEY
 from tests.http_serving import SCRIPTS, Front, config, http_front, streamable_client, until_indexed
 from tests.identity_provider import INTROSPECTION_CLIENT, running_provider
 from tests.serving import raw_router, write_config

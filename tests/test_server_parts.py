@@ -4,16 +4,16 @@ import anyio
 import pytest
 
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog, ToolSpec
+from router.core.errors import ArgumentsInvalid
+from router.core.meta_tools import meta_tool_records
+from router.core.tool_patterns import resolve_pins
 from router.embedding.hashing import HashingEmbedder
-from router.errors import ArgumentsInvalid
-from router.meta_tools import meta_tool_records
 from router.retrieval.types import STEP_WEIGHT, Ranking, ScoredTool
-from router.server.index import LiveIndex
-from router.server.readiness import Coverage
-from router.server.rendering import structured_results, text_results
-from router.server.validation import validate_arguments
-from router.tool_patterns import resolve_pins
+from router.server.calls.validation import validate_arguments
+from router.server.lifecycle.readiness import Coverage
+from router.server.listing.index import LiveIndex
+from router.server.listing.rendering import structured_results, text_results
 
 SCHEMA = {
     "type": "object",
@@ -153,7 +153,7 @@ def test_search_answers_say_how_many_were_searched_and_when_nothing_is_close() -
 
 
 def test_coverage_names_starting_and_down_upstreams_and_waits_for_the_model() -> None:
-    from router.server.readiness import coverage, describe
+    from router.server.lifecycle.readiness import coverage, describe
     from router.upstream.state import UpstreamState, UpstreamStatus
 
     def status(name: str, state: UpstreamState, **more: object) -> UpstreamStatus:

@@ -26,14 +26,14 @@ import numpy as np
 import psycopg
 import pytest
 
-from router.errors import StoreError
+from router.core.errors import StoreError
 from router.retrieval.usage_scopes import PRINCIPAL_PAIRS, UsageScopes, scope_key
 from router.store import shared_records
-from router.store.postgres import PostgresStore
+from router.store.postgres.store import PostgresStore
 from router.store.shared_records import record_lock
 from router.upstream.auth.providers import token_files
 from router.upstream.auth.storage import AUTH_FOLDER, TokenFiles
-from router.upstream.listing_cache import LISTINGS_DIR
+from router.upstream.listing.cache import LISTINGS_DIR
 from tests.postgres import Postgres, postgres_bin, running_postgres
 from tests.serving import raw_router, write_config
 from tests.test_lazy_upstreams import LIMIT, forget_starts, lazy_server, started, topic_tools

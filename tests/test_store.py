@@ -15,19 +15,19 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from router.catalog import Catalog, ToolSpec
 from router.config import parse_config
+from router.core.catalog import Catalog, ToolSpec
+from router.core.errors import StoreError
 from router.embedding.base import Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.hashing import HashingEmbedder
 from router.embedding.indexing import embed_records
-from router.errors import StoreError
 from router.retrieval.retriever import Retriever
-from router.store.connections import redact
 from router.store.opening import open_store
-from router.store.postgres import PostgresStore
-from router.store.schema import SCHEMA_VERSION
-from router.store.seen import PRUNE_AFTER_DAYS
+from router.store.postgres.connections import redact
+from router.store.postgres.schema import SCHEMA_VERSION
+from router.store.postgres.seen import PRUNE_AFTER_DAYS
+from router.store.postgres.store import PostgresStore
 from tests.postgres import Postgres, running_postgres
 
 WORDS = (

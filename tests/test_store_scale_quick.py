@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.store_scale import cli, corpus, render
 from benchmarks.suite.readme import replace_between
-from router.store.tuning import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
+from router.store.postgres.tuning import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
 from tests.conftest import SHARED_DATA
 from tests.postgres import postgres_bin
 

@@ -27,7 +27,7 @@ import anyio
 import httpx2
 import pytest
 
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
 from tests.http_serving import Front, config, http_front, sse_data, until_ready
 from tests.serving import raw_router, write_config
 from tests.test_upstream_pool import script

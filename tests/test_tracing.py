@@ -19,7 +19,7 @@ import anyio
 import httpx2
 import pytest
 
-from router import tracing
+from router.core import tracing
 from tests.http_serving import Front, config, http_front, open_session, sse_data, until_indexed
 from tests.serving import raw_router, write_config
 from tests.test_metrics import traced_upstream
@@ -169,6 +169,6 @@ def test_tracing_stays_off_without_an_exporter_when_disabled_or_without_the_extr
     disabled = {"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}
     assert not tracing.configure_from_env(disabled)
     monkeypatch.setitem(__import__("sys").modules, "opentelemetry.sdk.trace", None)
-    with caplog.at_level(logging.WARNING, logger="router.tracing"):
+    with caplog.at_level(logging.WARNING, logger="router.core.tracing"):
         assert not tracing.configure_from_env({"OTEL_TRACES_EXPORTER": "console"})
     assert tracing.EXTRA_HINT in caplog.text

@@ -6,8 +6,8 @@ import mcp_types as types
 
 from router.config import parse_config
 from router.upstream import BackoffPolicy, ToolFilter, matches
-from router.upstream.convert import server_description, tool_spec
-from router.upstream.environment import child_environment
+from router.upstream.connection.environment import child_environment
+from router.upstream.listing.convert import server_description, tool_spec
 
 
 def test_a_pattern_with_a_slash_matches_server_and_tool() -> None:

@@ -27,11 +27,11 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from router.catalog import ToolSpec
 from router.config import RouterConfig, parse_config
-from router.errors import ToolNotFound, UpstreamTimeout, UpstreamUnavailable
+from router.core.catalog import ToolSpec
+from router.core.errors import ToolNotFound, UpstreamTimeout, UpstreamUnavailable
 from router.upstream import BackoffPolicy, ProtocolMemory, UpstreamPool, UpstreamState
-from router.upstream.negotiation import upstream_key
+from router.upstream.connection.negotiation import upstream_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = Path(os.environ.get("MCP_ROUTER_SERVERS_DIR", ROOT / ".cache" / "servers"))

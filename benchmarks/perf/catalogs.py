@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.suite import data
-from router.catalog import ToolSpec
+from router.core.catalog import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.perf.catalogs import Workload
 from benchmarks.perf.figures import latency
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import embed_records

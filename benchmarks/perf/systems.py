@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from router.config import StdioServer
-from router.upstream.transport import stdio_parameters
+from router.upstream.connection.transport import stdio_parameters
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

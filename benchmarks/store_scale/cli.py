@@ -20,7 +20,7 @@ from benchmarks.store_scale.replica import MODES, make_embedder
 from benchmarks.store_scale.search import WARM
 from benchmarks.suite.readme import replace_between
 from benchmarks.suite.report import code_state
-from router.store.schema import HNSW_EF_CONSTRUCTION, HNSW_M
+from router.store.postgres.schema import HNSW_EF_CONSTRUCTION, HNSW_M
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESULTS = ROOT / "benchmarks" / "results"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.suite import data
-from router.catalog import Catalog, ToolSpec
-from router.dataset import Query
+from router.core.catalog import Catalog, ToolSpec
+from router.evaluation.dataset import Query
 
 SETS = ("msc_bench", "bfcl", "metatool")
 

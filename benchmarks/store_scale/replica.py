@@ -85,7 +85,7 @@ def run(spec: ReplicaSpec) -> dict[str, Any]:
     from router.embedding.cache import EmbeddingCache
     from router.retrieval.retriever import Retriever
     from router.store.local import LocalStore
-    from router.store.postgres import PostgresStore
+    from router.store.postgres.store import PostgresStore
     from router.vectors.dense import DenseSearch
 
     started = time.perf_counter()

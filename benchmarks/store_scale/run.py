@@ -19,9 +19,9 @@ from benchmarks.store_scale.replica import ReplicaSpec
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import embed_records
-from router.evaluation import resolve_gold
+from router.evaluation.metrics import resolve_gold
 from router.retrieval.retriever import Retriever
-from router.store.postgres import PostgresStore
+from router.store.postgres.store import PostgresStore
 from router.vectors.dense import DenseSearch
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import numpy as np
 from benchmarks.suite.bootstrap import paired_margin
 from benchmarks.suite.measure import percentiles
 from router.embedding.base import Vectors
-from router.evaluation import ResolvedQuery, score_ranking
+from router.evaluation.metrics import ResolvedQuery, score_ranking
 from router.retrieval.retriever import CANDIDATE_DEPTH, Retriever
 from router.vectors.dense import DenseSearch
 

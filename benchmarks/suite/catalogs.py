@@ -24,11 +24,11 @@ from benchmarks.suite.methods import (
     RouterRanker,
 )
 from router.accounting.formats import ToolFormat
-from router.catalog import Catalog
-from router.dataset import Query
+from router.core.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
-from router.evaluation import GROUP_FIELDS, resolve_gold
+from router.evaluation.dataset import Query
+from router.evaluation.metrics import GROUP_FIELDS, resolve_gold
 from router.retrieval.retriever import Retriever, SearchMode
 from router.retrieval.types import PREVIOUS
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from router.catalog import ToolSpec
-from router.dataset import Query, load_queries
+from router.core.catalog import ToolSpec
+from router.evaluation.dataset import Query, load_queries
 
 POOLS = ("pools/smithery_mcp_catalog", "pools/toolsdk_mcp_registry")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -57,7 +57,7 @@ class QuerySet:
 
 
 def _spec(raw: dict[str, Any]) -> ToolSpec:
-    """A catalog line as `router.dataset` reads it (same search text, same cache key)."""
+    """A catalog line as `router.evaluation.dataset` reads it (same search text, same cache key)."""
     schema = raw.get("inputSchema")
     server_description = raw.get("server_description")
     title = raw.get("title")

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 
 from router.accounting.formats import normalise_schema
-from router.catalog import Catalog
+from router.core.catalog import Catalog
 from router.retrieval.retriever import CANDIDATE_DEPTH
 
 NAME = "fastmcp_bm25"

@@ -15,7 +15,7 @@ from itertools import pairwise
 
 from router.accounting.formats import ToolFormat, serialise, to_format, tool_list_payload
 from router.accounting.tokens import TokenCounter
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 
 def _punctuation(char: str) -> bool:

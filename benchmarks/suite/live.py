@@ -17,15 +17,15 @@ import anyio
 from benchmarks.listing_tokens import QUERIES
 from benchmarks.suite.tokens import FORMATS, K_VALUES
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog
-from router.commands.inspect import collect
+from router.cli.inspect import collect
 from router.config import load_config
+from router.core.catalog import Catalog
+from router.core.meta_tools import meta_tool_records
+from router.core.tool_patterns import resolve_pins
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache
-from router.inspection import build_report
-from router.meta_tools import meta_tool_records
 from router.retrieval.retriever import Retriever
-from router.tool_patterns import resolve_pins
+from router.upstream.inspection import build_report
 
 
 def run_live(

@@ -1,6 +1,6 @@
 """Running every method over a query sample on one catalog, and summarising what came out.
 
-Metrics are `router.evaluation`'s (docs/architecture.md#datasets-and-metrics): Recall@k,
+Metrics are `router.evaluation.metrics`'s (docs/architecture.md#datasets-and-metrics): Recall@k,
 all-hit@k for k = 1, 3, 5, 10, nDCG@10 and MRR over gold groups.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.suite.methods import Ranker
-from router.evaluation import ResolvedQuery, metric_names, score_ranking
+from router.evaluation.metrics import ResolvedQuery, metric_names, score_ranking
 
 Tick = Callable[[int], None]
 

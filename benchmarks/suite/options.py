@@ -9,13 +9,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from router.commands.option_types import (
+from router.cli.option_types import (
     comma_list,
     non_negative_float,
     non_negative_int,
     positive_int,
 )
-from router.errors import DataError
+from router.core.errors import DataError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESULTS = ROOT / "benchmarks" / "results"

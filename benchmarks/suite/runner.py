@@ -19,10 +19,10 @@ from benchmarks.suite.listtokens import ListTokens
 from benchmarks.suite.methods import embed_queries
 from benchmarks.suite.options import Options
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog
+from router.cli.progress import stderr_progress
+from router.core.catalog import Catalog
 from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.progress import stderr_progress
 from router.retrieval.retriever import Retriever
 
 if TYPE_CHECKING:

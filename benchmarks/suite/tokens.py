@@ -15,9 +15,9 @@ import numpy as np
 from benchmarks.suite.listtokens import ListTokens
 from router.accounting.formats import ToolFormat
 from router.accounting.tokens import TokenCounter
-from router.catalog import ToolRecord
-from router.evaluation import ResolvedQuery
-from router.meta_tools import meta_tool_records
+from router.core.catalog import ToolRecord
+from router.core.meta_tools import meta_tool_records
+from router.evaluation.metrics import ResolvedQuery
 
 K_VALUES = (1, 3, 5, 10)
 BUDGETS = (500, 1000, 2000, 4000)

@@ -16,7 +16,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from router.catalog import split_identifier
+from router.core.catalog import split_identifier
 
 _TEMPLATES: tuple[str, ...] = (
     "{request} with {pairs}",

@@ -26,7 +26,7 @@ What goes in:
   `--teacher`, one from another server only if the base model scores it clearly below the
   positive (`models.training.teacher`: otherwise it is most likely an equivalent tool).
 
-The texts are the router's own search texts (`router.catalog.build_search_text`), so the
+The texts are the router's own search texts (`router.core.catalog.build_search_text`), so the
 model is trained on what it embeds when serving. The evaluation sets the project is
 measured on outside it (named in its issue tracker, not here) are not read: the only inputs
 are the public sets and pools listed above, under `--data`.
@@ -51,8 +51,8 @@ from models.training.arguments import argument_request
 from models.training.steps import Step, multi_step_requests
 from models.training.teacher import BASE as TEACHER_MODEL
 from models.training.teacher import MARGIN, Teacher
-from router.catalog import build_search_text, split_identifier
-from router.dataset import load_queries
+from router.core.catalog import build_search_text, split_identifier
+from router.evaluation.dataset import load_queries
 
 SETS = ("msc_bench", "bfcl", "metatool")
 MAX_PER_TOOL = 24

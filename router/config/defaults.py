@@ -1,7 +1,7 @@
 """The built-in defaults of the configuration: what an unset timeout, port or limit means.
 
 The store's tuning defaults (`exact_max_tools`, `ef_search`) are the store's own, in
-`router/store/tuning.py`: the configuration is a lower layer than the store.
+`router/store/postgres/tuning.py`: the configuration is a lower layer than the store.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What changed between the config a router serves and its file as it reads now, and which of
-those changes a serving router applies at once (`router.server.reload` applies them).
+those changes a serving router applies at once (`router.server.lifecycle.reload` applies them).
 
 Applied live: servers added (started, or indexed from their cached listing), removed
 (stopped, their tools leave the index) and changed (just that upstream restarts; a change of

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from router.config.messages import describe, misspelled_server_keys
 from router.config.servers import FOREIGN_KEYS, RemoteServer, StdioServer
 from router.config.settings import RouterConfig
-from router.errors import ConfigError
-from router.redaction import remember_config
+from router.core.errors import ConfigError
+from router.core.redaction import remember_config
 
 __all__ = ["load_config", "parse_config"]
 

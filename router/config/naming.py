@@ -4,8 +4,8 @@ and which names the router keeps for its own meta-tools."""
 from __future__ import annotations
 
 from router.config.settings import RouterConfig
-from router.meta_tools import CALL_TOOL, EXECUTE, READ_RESULT, SEARCH_TOOLS
-from router.naming import NameRules
+from router.core.meta_tools import CALL_TOOL, EXECUTE, READ_RESULT, SEARCH_TOOLS
+from router.core.naming import NameRules
 
 __all__ = ["name_rules"]
 

@@ -40,7 +40,7 @@ from router.config.servers import (
     StdioServer,
     Timeouts,
 )
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 
 __all__ = [
     "HttpSettings",
@@ -114,11 +114,11 @@ class StoreSettings(BaseModel):
     `exact_max_tools` tools, HNSW above."""
     exact_max_tools: int | None = Field(default=None, ge=0)
     """The most tools `auto` scans exactly. None: the store's tuned default
-    (`DEFAULT_EXACT_MAX_TOOLS` in `router/store/tuning.py`)."""
+    (`DEFAULT_EXACT_MAX_TOOLS` in `router/store/postgres/tuning.py`)."""
     ef_search: int | None = Field(default=None, ge=1, le=1000)
     """pgvector's `hnsw.ef_search`: higher finds more of the exact top, slower (at least the
     100 candidates that fusion reads are always asked for). None: the store's tuned default
-    (`DEFAULT_EF_SEARCH` in `router/store/tuning.py`)."""
+    (`DEFAULT_EF_SEARCH` in `router/store/postgres/tuning.py`)."""
     connect_timeout: PositiveFloat = 10.0
     """Seconds to reach the store at start (an unreachable store stops the router then)."""
 
@@ -160,7 +160,7 @@ class Policy(BaseModel):
     confirm: list[Pattern] = Field(default_factory=list)
     hold_flagged: bool = False
     """Deny every tool whose text reads like instructions to the model (the heuristics of
-    `router/injection.py`); off, such a tool is only marked in search results."""
+    `router/policy/injection.py`); off, such a tool is only marked in search results."""
 
 
 class RouterSettings(BaseModel):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from router.catalog import ToolRecord, fingerprint_text
+from router.core.catalog import ToolRecord, fingerprint_text
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from router.errors import EmbeddingError
+from router.core.errors import EmbeddingError
 
 DEFAULT_MODEL = "minilm-l6-tools"
 

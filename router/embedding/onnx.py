@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from router.core.errors import EmbeddingError
+from router.core.memory import release_free_memory
 from router.embedding.base import Vectors
 from router.embedding.int8_graph import int8_model
 from router.embedding.manifest import ModelSpec, locate
-from router.errors import EmbeddingError
-from router.memory import release_free_memory
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from router.core.errors import EmbeddingError
 from router.embedding.base import Vectors
 from router.embedding.manifest import ModelSpec, locate
-from router.errors import EmbeddingError
 
 logger = logging.getLogger(__name__)
 

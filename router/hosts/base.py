@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 from router.hosts import jsonc
 from router.hosts.entries import (
     FileRead,

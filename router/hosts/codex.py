@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 from router.hosts import toml_edit
 from router.hosts.base import ROUTER_ENTRY_NAME, FileFormat
 from router.hosts.entries import Unconvertible, Variables, convert

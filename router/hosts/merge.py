@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from router.config import parse_config
-from router.errors import ConfigError
+from router.core.errors import ConfigError
 from router.hosts.entries import Found, identity
 
 __all__ = ["EVERY_VARIABLE", "Merged", "Outcome", "merge"]

@@ -9,14 +9,14 @@ name, description, input schema and annotations, with the sha256 of its canonica
 searched, and a call to it is `ToolHeld` (-32602) saying how to approve it, until a person
 approves it with `mcp-router tools approve SERVER/TOOL` (after `mcp-router tools review`,
 which shows the diff) or, in a session, an operator (`router.operators`; on stdio the one
-local user) through elicitation (`router.server.pin_approval`).
+local user) through elicitation (`router.server.calls.pin_approval`).
 
 `router.pinning` says what happens to a tool the router has not seen before:
 - `changes` (the default): a server never seen before is trusted on first use, all its
   tools recorded as approved; a new tool of a server seen before is accepted and recorded
   too. Servers add tools when they are upgraded, and holding each would train users to
   approve without reading; a new tool cannot impersonate an approved one (it has its own
-  name), and its text still goes through the injection heuristics (`router.injection`,
+  name), and its text still goes through the injection heuristics (`router.policy.injection`,
   `router.policy.hold_flagged`).
 - `strict`: such a new tool is held like a changed one (a first-seen server still is not).
 - `off`: nothing is recorded or held, and the pins are never opened.
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 from router.pinning.backend import PinBackend
 from router.pinning.decide import (
     Hold,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 Mode = Literal["off", "changes", "strict"]
 Reason = Literal["changed", "new", "unverified"]

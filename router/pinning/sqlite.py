@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from router.errors import StoreError
+from router.core.errors import StoreError
 from router.pinning.decide import Pin, Seen, ToolKey, canonical, loads
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from router.catalog import ToolRecord
-from router.errors import StoreError
+from router.core.catalog import ToolRecord
+from router.core.errors import StoreError
 from router.pinning.backend import PinBackend, PinVersion
 from router.pinning.decide import Mode, Pin, Reason, ToolKey, decide, definition, fingerprint
 from router.pinning.sqlite import SqlitePins

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-:/]*[A-Za-z0-9]|[A-Za-z0-9]")
 _DISTINCTIVE = re.compile(r"[_\-.]|[a-z][A-Z]|\d")

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
-from router.catalog import split_identifier
+from router.core.catalog import split_identifier
 from router.vectors.dense import Ranking, top_n
 
 

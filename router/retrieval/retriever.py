@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from router.catalog import Catalog, ToolRecord
+from router.core.catalog import Catalog, ToolRecord
+from router.core.errors import RouterError, StoreError
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback
-from router.errors import RouterError, StoreError
 from router.retrieval.decompose import split_steps
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion

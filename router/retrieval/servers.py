@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from router.catalog import split_identifier
+from router.core.catalog import split_identifier
 
 _WORD = re.compile(r"[a-z0-9]+")
 _FILLER = frozenset(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from router.catalog import ToolRecord
+from router.core.catalog import ToolRecord
 
 
 class SearchMode(StrEnum):

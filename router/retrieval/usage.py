@@ -22,9 +22,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from router.core.errors import StoreError
 from router.embedding.base import Vectors
 from router.embedding.cache import connect
-from router.errors import StoreError
 
 if TYPE_CHECKING:
     import sqlite3

@@ -2,6 +2,6 @@
 
 The default is local: the SQLite embedding cache in the cache folder and an exact scan in
 memory (`LocalStore`). `router.store` names a shared PostgreSQL with pgvector instead
-(`router.store.postgres`): replicas read the vectors the first one embedded and search them
+(`router.store.postgres.store`): replicas read the vectors the first one embedded and search them
 in memory or through the database's HNSW index.
 """

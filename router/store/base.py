@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from router.vectors.indexing import DenseIndexer
 
 if TYPE_CHECKING:
-    from router.catalog import ToolRecord
+    from router.approvals.sealing import NonceLedger
+    from router.core.catalog import ToolRecord
     from router.pinning.backend import PinBackend
-    from router.sealing import NonceLedger
     from router.store.records import Records
     from router.store.usage import PostgresUsage
 

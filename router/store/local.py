@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from router.sealing import MemoryNonces, NonceLedger
+from router.approvals.sealing import MemoryNonces, NonceLedger
 from router.store.base import StoreStatus
 from router.store.nonces import SqliteNonces
 
 if TYPE_CHECKING:  # numpy loads with the first index build, in its worker thread
-    from router.catalog import ToolRecord
+    from router.core.catalog import ToolRecord
     from router.embedding.base import Embedder
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback

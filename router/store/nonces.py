@@ -1,4 +1,4 @@
-"""Where sealed states' nonces are spent (`router.sealing.NonceLedger`), so that a state
+"""Where sealed states' nonces are spent (`router.approvals.sealing.NonceLedger`), so that a state
 authorizes one thing once across everything that shares the ledger.
 
 - `PgNonces`: the shared store's `mcp_router_nonces` table (schema step 3). A claim is one
@@ -27,7 +27,7 @@ from router.embedding.cache import connect
 if TYPE_CHECKING:
     import sqlite3
 
-    from router.store.connections import Connections  # psycopg: the postgres extra
+    from router.store.postgres.connections import Connections  # psycopg: the postgres extra
 
 NONCES_FILE = "nonces.sqlite3"
 """Its name in the cache folder."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from router.config import RouterConfig
+from router.core.errors import StoreError
 from router.embedding.cache import EmbeddingCache, default_cache_dir
-from router.errors import StoreError
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 
@@ -23,14 +23,14 @@ def open_store(config: RouterConfig) -> VectorStore:
     if settings.store is None:
         return LocalStore(cache)
     try:
-        from router.store.postgres import PostgresStore
+        from router.store.postgres.store import PostgresStore
     except ImportError as exc:
         raise StoreError(
             f"router.store needs the PostgreSQL driver ({exc.name} is missing). "
             "Fix: pip install 'mcp-router[postgres]'"
         ) from exc
     store = settings.store
-    # Unset tuning is the store's own default (router/store/tuning.py).
+    # Unset tuning is the store's own default (router/store/postgres/tuning.py).
     tuning: dict[str, int] = {}
     if store.exact_max_tools is not None:
         tuning["exact_max_tools"] = store.exact_max_tools

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from router.pinning.decide import Pin, Seen, ToolKey, canonical, loads
-from router.store.connections import Connections
-from router.store.fill import lock_key
+from router.store.postgres.connections import Connections
+from router.store.postgres.fill import lock_key
 
 if TYPE_CHECKING:
     import psycopg

@@ -2,7 +2,7 @@
 with a lock that holds across processes.
 
 `Records` is the seam that upstream OAuth credentials (`router.upstream.auth.storage`) and
-lazy upstreams' listings (`router.upstream.listing_cache`) are kept through. Two kinds of
+lazy upstreams' listings (`router.upstream.listing.cache`) are kept through. Two kinds of
 place implement it:
 
 - `FileRecords`, one machine's: `cache_dir/<kind>/<key>.json`, each file 0600 in a 0700
@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from router.errors import StoreError
+from router.core.errors import StoreError
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")
 LOCK_TIMEOUT = 30.0

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from router.errors import StoreError
-from router.store.connections import Connections
-from router.store.fill import lock_key
+from router.core.errors import StoreError
+from router.store.postgres.connections import Connections
+from router.store.postgres.fill import lock_key
 from router.store.records import LOCK_TIMEOUT, Held, check_name
 
 if TYPE_CHECKING:

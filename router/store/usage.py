@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from router.store.connections import Connections
+from router.store.postgres.connections import Connections
 
 if TYPE_CHECKING:
     import psycopg

@@ -7,9 +7,9 @@ async with UpstreamPool(config, on_tools_changed=index_tools) as pool:
 """
 
 from router.upstream.backoff import BackoffPolicy
-from router.upstream.filtering import ToolFilter, matches
-from router.upstream.listing import Listing
-from router.upstream.negotiation import ProtocolMemory
+from router.upstream.connection.negotiation import ProtocolMemory
+from router.upstream.listing.fetch import Listing
+from router.upstream.listing.filtering import ToolFilter, matches
 from router.upstream.pool import UpstreamPool
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 
 import anyio
 
-from router.changes import Changes
 from router.config import EffectiveTimeouts
-from router.errors import UpstreamUnavailable
+from router.core.changes import Changes
+from router.core.errors import UpstreamUnavailable
 from router.upstream.health import Health
 from router.upstream.state import UpstreamState
 

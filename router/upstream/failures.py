@@ -1,13 +1,13 @@
 """How failures at the upstream boundary become the router's upstream errors.
 
 What the SDK, pydantic and anyio raise while the router waits on an upstream is mapped once,
-here, to the most specific `UpstreamError` (`router.errors`): `UpstreamTimeout` for no answer
+here, to the most specific `UpstreamError` (`router.core.errors`): `UpstreamTimeout` for no answer
 in time, `UpstreamUnavailable` for a connection that is gone, `UpstreamProtocolError` for an
 answer that is not valid MCP. An `MCPError` the upstream itself sent passes through with
 its code kept. `describe` turns whatever ended a connection into the one line the log and
 the status show.
 
-Foreign text is redacted here, where it enters (`router.redaction`): the messages built from
+Foreign text is redacted here, where it enters (`router.core.redaction`): the messages built from
 an exception, the upstream's own error message and data, and `describe`'s line hold no
 configured secret, no URL query or userinfo (httpx names the URL it failed on, and a query
 string is where API keys live) and no bearer credential an upstream echoes back.
@@ -24,14 +24,14 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from router.errors import (
+from router.core.errors import (
     SignInNeeded,
     UpstreamError,
     UpstreamProtocolError,
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from router.redaction import redact, redact_data
+from router.core.redaction import redact, redact_data
 
 _T = TypeVar("_T")
 _PROTOCOL_FAILURES = (MCPError, ValidationError, RuntimeError, UpstreamProtocolError)

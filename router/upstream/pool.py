@@ -1,6 +1,6 @@
 """All configured upstreams, started together and served side by side.
 
-With a listing cache (`router.upstream.listing_cache`) an upstream may be lazy (`router.start`):
+With a listing cache (`router.upstream.listing.cache`) an upstream may be lazy (`router.start`):
 not started until a request needs it, its tools indexed from its cached listing meanwhile. A
 config changed while serving is applied through `reconfigure`: each added, removed or
 changed upstream starts, stops or restarts alone. A request for a server the pool does not
@@ -21,22 +21,22 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from router.catalog import ToolSpec
 from router.config import RemoteServer, RouterConfig, StdioServer
 from router.config.diff import ConfigDiff
+from router.core.catalog import ToolSpec
+from router.core.errors import UpstreamUnavailable
 from router.embedding.cache import default_cache_dir
-from router.errors import UpstreamUnavailable
 from router.store.records import Records
 from router.upstream.auth.upstreams import UpstreamAuth, login_hint
 from router.upstream.backoff import BackoffPolicy
-from router.upstream.eras import HostEra
-from router.upstream.filtering import ToolFilter
-from router.upstream.host_requests import HostRequests, InputAnswers
-from router.upstream.listing_cache import CachedListing, ListingCache
-from router.upstream.negotiation import ProtocolMemory
-from router.upstream.rounds import call_tool_round, get_prompt_round, read_resource_round
+from router.upstream.connection.eras import HostEra
+from router.upstream.connection.host_requests import HostRequests, InputAnswers
+from router.upstream.connection.negotiation import ProtocolMemory
+from router.upstream.connection.rounds import call_tool_round, get_prompt_round, read_resource_round
+from router.upstream.connection.twins import HandshakeTwins
+from router.upstream.listing.cache import CachedListing, ListingCache
+from router.upstream.listing.filtering import ToolFilter
 from router.upstream.state import UpstreamState, UpstreamStatus
-from router.upstream.twins import HandshakeTwins
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
 
 PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
@@ -288,7 +288,7 @@ class UpstreamPool:
         handshake_host: bool = False,
     ) -> types.CallToolResult:
         """Forward `tools/call` to `server` and return its result unchanged; a host on a
-        handshake revision is served over one (`router.upstream.twins`).
+        handshake revision is served over one (`router.upstream.connection.twins`).
 
         Raises:
             MCPError: The upstream's JSON-RPC error, with its code.
@@ -311,7 +311,7 @@ class UpstreamPool:
         answers: InputAnswers,
         progress_callback: ProgressFnT | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """`call_tool` for a 2026-07-28 host: see `router.upstream.rounds`."""
+        """`call_tool` for a 2026-07-28 host: see `router.upstream.connection.rounds`."""
         upstream = self.upstream(server)
         return await call_tool_round(upstream, tool, arguments, answers, progress_callback)
 
@@ -339,7 +339,7 @@ class UpstreamPool:
         answers: InputAnswers | None = None,
     ) -> types.ReadResourceResult | types.InputRequiredResult:
         """`resources/read`; with `answers` (a 2026-07-28 host) the upstream's question may
-        come back as its `InputRequiredResult` (`router.upstream.rounds`)."""
+        come back as its `InputRequiredResult` (`router.upstream.connection.rounds`)."""
         upstream = await self._connection(server, handshake_host)
         if answers is not None:
             return await read_resource_round(upstream, uri, answers)
@@ -362,5 +362,5 @@ class UpstreamPool:
 
     @property
     def twins(self) -> Mapping[str, Upstream]:
-        """The handshake-era twins running now (`router.upstream.twins`)."""
+        """The handshake-era twins running now (`router.upstream.connection.twins`)."""
         return self._twins.running

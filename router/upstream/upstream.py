@@ -6,7 +6,7 @@ task only (a client shared across tasks fails with "exit cancel scope in a diffe
 task"). Other tasks call through `call_tool` & co., which fail fast while it is down.
 
 What their failures become is `router.upstream.failures`; re-listing when the upstream says
-a list changed is `router.upstream.relisting`, run by this task beside the connection.
+a list changed is `router.upstream.listing.relisting`, run by this task beside the connection.
 """
 
 from __future__ import annotations
@@ -25,15 +25,26 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router import __version__
-from router.catalog import ToolSpec
-from router.changes import Changes
 from router.config import EffectiveTimeouts, RemoteServer, StdioServer
-from router.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
+from router.core.catalog import ToolSpec
+from router.core.changes import Changes
+from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.upstreams import UpstreamAuth
 from router.upstream.backoff import BackoffPolicy
-from router.upstream.capabilities import carry_host_capabilities
+from router.upstream.connection.capabilities import carry_host_capabilities
+from router.upstream.connection.eras import HostEra
+from router.upstream.connection.host_requests import HostCallbacks, HostRequests, tell_roots_changed
+from router.upstream.connection.inbound import log_callback, message_handler
+from router.upstream.connection.liveness import watch as watch_liveness
+from router.upstream.connection.negotiation import (
+    ProtocolMemory,
+    adopt_discover,
+    choose_mode,
+    negotiated_mode,
+    upstream_key,
+)
+from router.upstream.connection.transport import open_transport, transport_name
 from router.upstream.demand import Demand
-from router.upstream.eras import HostEra
 from router.upstream.failures import (
     ProgressClock,
     connect_timeout,
@@ -42,26 +53,15 @@ from router.upstream.failures import (
     send_mapped,
     sign_in_needed,
 )
-from router.upstream.filtering import ToolFilter
 from router.upstream.health import Health
-from router.upstream.host_requests import HostCallbacks, HostRequests, tell_roots_changed
-from router.upstream.inbound import log_callback, message_handler
-from router.upstream.known import KnownListing
-from router.upstream.listing import Listing, drop_last_message, list_everything
-from router.upstream.listing_cache import CachedListing, ListingCache
-from router.upstream.liveness import watch as watch_liveness
-from router.upstream.negotiation import (
-    ProtocolMemory,
-    adopt_discover,
-    choose_mode,
-    negotiated_mode,
-    upstream_key,
-)
-from router.upstream.relisting import Relisting
-from router.upstream.resource_watch import OnUpdate, ResourceWatches
+from router.upstream.listing.cache import CachedListing, ListingCache
+from router.upstream.listing.fetch import Listing, drop_last_message, list_everything
+from router.upstream.listing.filtering import ToolFilter
+from router.upstream.listing.known import KnownListing
+from router.upstream.listing.relisting import Relisting
+from router.upstream.listing.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.stderr import StderrTail
-from router.upstream.transport import open_transport, transport_name
 
 logger = logging.getLogger(__name__)
 
@@ -243,7 +243,7 @@ class Upstream:
 
     def watching(self, uri: str, on_update: OnUpdate) -> AbstractContextManager[None]:
         """While inside, `on_update(uri)` runs whenever the upstream says the resource at
-        `uri` changed, across reconnects (`router.upstream.resource_watch`)."""
+        `uri` changed, across reconnects (`router.upstream.listing.resource_watch`)."""
         return self._watches.watching(uri, on_update)
 
     async def get_prompt(

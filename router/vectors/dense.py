@@ -1,5 +1,5 @@
 """Dense retrieval: exact top-n by dot product of normalised vectors, and the interface an
-approximate index in a shared store (`router.store.hnsw`) shares with it."""
+approximate index in a shared store (`router.store.postgres.hnsw`) shares with it."""
 
 from __future__ import annotations
 

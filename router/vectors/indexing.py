@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # numpy loads with the first index build, in its worker thread
-    from router.catalog import ToolRecord
+    from router.core.catalog import ToolRecord
     from router.embedding.base import Embedder
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback

@@ -20,22 +20,22 @@ from starlette.responses import Response
 
 from router import __version__
 from router.config import RouterConfig
+from router.core.errors import RouterError
 from router.embedding.base import Embedder
-from router.errors import RouterError
-from router.server.app import build_server, router_state
-from router.server.http.authorize import authorize_rest
+from router.server.http.auth.authorize import authorize_rest
+from router.server.http.auth.guard import GuardMiddleware
+from router.server.http.auth.resource_metadata import metadata_paths, metadata_routes
+from router.server.http.auth.security import SecurityPolicy
 from router.server.http.batching import QueryBatcher
 from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.front import FrontState, ReadyLatch
-from router.server.http.guard import GuardMiddleware
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
 from router.server.http.metrics_endpoint import count_rest_request, metrics_api
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
-from router.server.http.resource_metadata import metadata_paths, metadata_routes
 from router.server.http.rest import api
 from router.server.http.routing import ListCosts
 from router.server.http.search import search_api
-from router.server.http.security import SecurityPolicy
+from router.server.lifecycle.app import build_server, router_state
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,8 @@ def create_app(
     read_config: Callable[[], RouterConfig] | None = None,
 ) -> FastAPI:
     """The front for `config`; serve it with any ASGI server (`serve_http` uses uvicorn).
-    With `read_config` the config file is applied while serving (`router.server.reload`)."""
+    With `read_config` the config file is applied while serving
+    (`router.server.lifecycle.reload`)."""
 
     # Many sessions rank at once: their query embeddings share model calls.
     shared = QueryBatcher(embedder) if embedder is not None else None
@@ -81,7 +82,7 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        # The one door (`router.server.authorization`) first, then the count for /metrics.
+        # The one door (`router.server.access.authorization`) first, then the count for /metrics.
         dependencies=[Depends(authorize_rest), Depends(count_rest_request)],
     )
     # Documents the scheme in OpenAPI; GuardMiddleware enforces it (on MCP endpoints too).

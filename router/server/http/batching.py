@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from router.core.errors import EmbeddingError
 from router.embedding.base import Embedder, Vectors
-from router.errors import EmbeddingError
 
 MAX_BATCH_TEXTS = 64
 FOLLOWER_TIMEOUT = 60.0

@@ -1,6 +1,6 @@
 """Error responses of the HTTP front: JSON everywhere, JSON-RPC on the MCP endpoints.
 
-The status, code and body come from `router.server.errors`, the mapping every surface
+The status, code and body come from `router.server.lifecycle.errors`, the mapping every surface
 shares: a REST client gets `{"detail": message}` (FastAPI's shape), an MCP client a JSON-RPC
 error response with `id: null` (the request was not read, so its id is unknown).
 """
@@ -14,8 +14,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from router.errors import HttpRefusal, RouterError, UnparsableRequest
-from router.server.errors import http_body, http_status
+from router.core.errors import HttpRefusal, RouterError, UnparsableRequest
+from router.server.lifecycle.errors import http_body, http_status
 
 MCP_PATHS = ("/mcp", "/sse", "/messages")
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
 
-from router.server.visibility import current_principal
+from router.server.access.visibility import current_principal
 
 SESSION_BYTES = 4 * 1024 * 1024
 """The most one session's kept events may cost."""

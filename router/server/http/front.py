@@ -10,7 +10,7 @@ from fastapi import Request
 if TYPE_CHECKING:
     from router.server.http.mcp_endpoints import McpEndpoints
     from router.server.http.routing import ListCosts
-    from router.server.state import RouterState
+    from router.server.lifecycle.state import RouterState
 
 
 @dataclass

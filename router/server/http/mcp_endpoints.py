@@ -34,13 +34,13 @@ from starlette.datastructures import Headers
 from starlette.routing import BaseRoute, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from router.errors import HttpRefusal
+from router.core.errors import HttpRefusal
 from router.sdk.internals import hook_sessions, open_session_count
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS
+from router.server.access.visibility import current_principal
 from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.http.event_store import RETRY_MS, BoundedEventStore, owner_key
-from router.server.state import RouterState
-from router.server.visibility import current_principal
+from router.server.lifecycle.state import RouterState
 
 MESSAGES_PATH = "/messages/"
 SSE_SESSION_HEADER = "x-mcp-router-session"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 
-from router.server.metrics import CONTENT_TYPE
-from router.server.state import RouterState
+from router.server.lifecycle.metrics import CONTENT_TYPE
+from router.server.lifecycle.state import RouterState
 
 metrics_api = APIRouter()
 
@@ -36,7 +36,8 @@ async def count_rest_request(request: Request) -> None:
 )
 async def metrics(request: Request) -> Response:
     """Requests by surface and method, search latency, tools listed and tokens saved, and
-    each upstream's state, calls, errors and call latency (see `router.server.metrics`)."""
+    each upstream's state, calls, errors and call latency (see
+    `router.server.lifecycle.metrics`)."""
     collected = _router(request).metrics
     await anyio.to_thread.run_sync(collected.settle)  # token counts: tiktoken, off the loop
     return Response(collected.exposition(), media_type=CONTENT_TYPE)

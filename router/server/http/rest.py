@@ -12,8 +12,8 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from router.accounting.formats import ToolFormat
-from router.errors import StillStarting
-from router.server.authorization import current_access
+from router.core.errors import StillStarting
+from router.server.access.authorization import current_access
 from router.server.http.front import front_of
 from router.server.http.rest_models import (
     ErrorBody,

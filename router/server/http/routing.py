@@ -23,9 +23,10 @@ import anyio.to_thread
 
 from router.accounting.formats import ToolFormat, to_format
 from router.accounting.tokens import TokenCounter
-from router.catalog import Catalog, ToolRecord
-from router.errors import CatalogChanged, InvalidParams
-from router.profiles import EVERYTHING, View
+from router.core.catalog import Catalog, ToolRecord
+from router.core.errors import CatalogChanged, InvalidParams
+from router.policy.profiles import EVERYTHING, View
+from router.server.access.visibility import Visibility
 from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
@@ -35,10 +36,9 @@ from router.server.http.rest_models import (
     ToolsResponse,
     UpstreamHealth,
 )
-from router.server.index import Snapshot
-from router.server.metrics import RouterMetrics
-from router.server.state import RouterState
-from router.server.visibility import Visibility
+from router.server.lifecycle.metrics import RouterMetrics
+from router.server.lifecycle.state import RouterState
+from router.server.listing.index import Snapshot
 from router.upstream import UpstreamStatus
 
 

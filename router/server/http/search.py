@@ -4,7 +4,7 @@ An application that calls the Anthropic Messages API or the OpenAI Responses API
 gives the model a search tool of its own, and answers the model's search calls from here:
 the same index, readiness waits and usage lift as `search_tools`, answered in the shape
 that API's tool search expects (`router.accounting.tool_search`; docs/llm-api-search.md).
-`router.llm_search` is a client for it.
+`router.clients.llm_search` is a client for it.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from router.accounting.tool_search import (
     tool_references,
     tool_search_output,
 )
-from router.catalog import ToolRecord
-from router.errors import StillStarting
-from router.profiles import View
+from router.core.catalog import ToolRecord
+from router.core.errors import StillStarting
+from router.policy.profiles import View
 from router.retrieval.types import ScoredTool
+from router.server.access.visibility import Visibility
 from router.server.http.front import front_of
 from router.server.http.rest_models import ErrorBody, RoutedTool, TokenBill
 from router.server.http.routing import ListCosts
 from router.server.http.search_models import HeldMatch, SearchRequest, SearchResponse
-from router.server.index import Snapshot
-from router.server.rendering import held_objects
-from router.server.searching import HeldTool
-from router.server.visibility import Visibility
+from router.server.listing.index import Snapshot
+from router.server.listing.rendering import held_objects
+from router.server.listing.searching import HeldTool
 
 _DEFINITIONS: dict[ToolFormat, Callable[[ToolRecord], JsonObject]] = {
     ToolFormat.ANTHROPIC: anthropic_deferred,

@@ -8,7 +8,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from router.accounting.formats import ToolFormat
-from router.meta_tools import MAX_K
+from router.core.meta_tools import MAX_K
 from router.server.http.rest_models import RoutedTool, TokenBill
 
 

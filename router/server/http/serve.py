@@ -10,10 +10,10 @@ from collections.abc import Callable
 import uvicorn
 
 from router.config import RouterConfig
+from router.core.errors import ServeError
 from router.embedding.base import Embedder
-from router.errors import ServeError
 from router.server.http.app import create_app
-from router.server.http.security import SecurityPolicy
+from router.server.http.auth.security import SecurityPolicy
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from mcp import Client
 
 from router.config import RemoteServer
 from router.config.oauth import may_carry_tokens
-from router.errors import ConfigError, UpstreamError
+from router.core.errors import ConfigError, UpstreamError
 from router.store.records import Records
 from router.upstream.auth.callback import listening
 from router.upstream.auth.providers import (
@@ -23,8 +23,8 @@ from router.upstream.auth.providers import (
 )
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT, BrowserSignIn
 from router.upstream.auth.storage import StoredCredentials
+from router.upstream.connection.transport import open_transport
 from router.upstream.failures import describe
-from router.upstream.transport import open_transport
 from router.upstream.upstream import CLIENT_INFO
 
 

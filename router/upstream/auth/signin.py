@@ -21,9 +21,9 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.auth import AuthorizationCodeResult
 
-from router.errors import SignInNeeded
+from router.core.errors import SignInNeeded
 from router.upstream.auth.callback import LoopbackCallback, listening
-from router.upstream.host_requests import HostRequests
+from router.upstream.connection.host_requests import HostRequests
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from router.upstream.auth.providers import (
     upstream_auth,
 )
 from router.upstream.auth.signin import HostSignIn, NoSignIn, SignIn
-from router.upstream.host_requests import HostRequests
+from router.upstream.connection.host_requests import HostRequests
 
 
 def login_hint(name: str, config_file: Path | None) -> str:

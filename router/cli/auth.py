@@ -1,0 +1,162 @@
+"""`mcp-router auth login|status|logout`: sign in to OAuth-protected upstreams.
+
+`login SERVER` connects to the upstream once as the router would; when the server asks for
+authorization, the browser opens at its sign-in page (`BROWSER` picks the program;
+`--no-browser` prints the URL), the redirect comes back to `http://127.0.0.1:PORT/callback`
+(`oauth.callbackPort`, else the port the client was registered with, else a free one), and the
+tokens are stored under `cache_dir/auth/` (0600), or with `router.store` in the shared store,
+where every replica reads them. A serving router reads them at its next attempt; a restart
+reuses them. `status` shows what is stored for each remote upstream, never
+a token; `logout SERVER` forgets it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from router.config import RemoteServer, RouterConfig, load_config
+from router.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from router.store.records import Records
+    from router.upstream.auth.storage import StoredCredentials
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("auth", help="sign in to OAuth-protected remote upstreams")
+    actions = parser.add_subparsers(dest="auth_command", required=True, metavar="ACTION")
+    login = actions.add_parser("login", help="sign in to one upstream (opens a browser)")
+    login.add_argument("server", help="the upstream's name in the config")
+    login.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    login.add_argument(
+        "--no-browser", action="store_true", help="print the sign-in URL instead of opening it"
+    )
+    login.add_argument(
+        "--fresh", action="store_true", help="sign in again even with valid stored tokens"
+    )
+    login.set_defaults(handler=run_login)
+    status = actions.add_parser("status", help="what is stored for each remote upstream")
+    status.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    status.set_defaults(handler=run_status)
+    logout = actions.add_parser("logout", help="forget one upstream's tokens")
+    logout.add_argument("server", help="the upstream's name in the config")
+    logout.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    logout.set_defaults(handler=run_logout)
+
+
+def _cache_dir(config: RouterConfig) -> Path:
+    from router.embedding.cache import default_cache_dir
+
+    return config.router.cache_dir or default_cache_dir()
+
+
+@contextmanager
+def _credentials(config: RouterConfig) -> Iterator[Records | None]:
+    """The shared store's records where `router.store` names one (connected for this
+    command), else None: the cache folder's files."""
+    if config.router.store is None:
+        yield None
+        return
+    from router.store.opening import open_store
+
+    store = open_store(config)
+    try:
+        yield store.records()
+    finally:
+        store.close()
+
+
+def _remote(config: RouterConfig, name: str, file: Path) -> RemoteServer:
+    server = config.servers.get(name)
+    if server is None:
+        known = ", ".join(sorted(config.servers)) or "none"
+        raise ConfigError(f"{file}: no server named {name!r} (servers: {known})")
+    if not isinstance(server, RemoteServer):
+        raise ConfigError(f"{file}: {name} is a stdio server; only remote servers sign in")
+    return server
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_login(args: argparse.Namespace) -> int:
+    from router.upstream.auth.login import sign_in
+
+    config = load_config(args.config)
+    server = _remote(config, args.server, args.config)
+    with _credentials(config) as records:
+        stored = anyio.run(
+            lambda: sign_in(
+                args.server,
+                server,
+                _cache_dir(config),
+                open_browser=not args.no_browser,
+                show=_say,
+                connect_timeout=config.timeouts_for(args.server).connect,
+                fresh=args.fresh,
+                records=records,
+            )
+        )
+    if stored is None or not stored.has_access:
+        print(f"{args.server}: connected; the server asked for no sign-in")
+        return 0
+    print(f"{args.server}: signed in ({_describe(stored)})")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from router.config.oauth import may_carry_tokens
+    from router.upstream.auth.providers import (
+        has_static_authorization,
+        token_files,
+    )
+
+    config = load_config(args.config)
+    cache_dir = _cache_dir(config)
+    remote = {n: s for n, s in config.servers.items() if isinstance(s, RemoteServer)}
+    if not remote:
+        print("no remote upstreams in the config")
+    with _credentials(config) as records:
+        for name, server in sorted(remote.items()):
+            if has_static_authorization(server):
+                state = "static Authorization header (no sign-in)"
+            elif not may_carry_tokens(server.url):
+                state = "plain http beyond this machine: tokens are never sent"
+            else:
+                stored = token_files(cache_dir, server, records).describe()
+                if stored is None or not stored.has_access:
+                    state = f"sign-in needed: mcp-router auth login {name} --config {args.config}"
+                else:
+                    state = f"signed in ({_describe(stored)})"
+            print(f"{name}: {state}")
+    return 0
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    from router.upstream.auth.providers import token_files
+
+    config = load_config(args.config)
+    server = _remote(config, args.server, args.config)
+    with _credentials(config) as records:
+        forgot = anyio.run(token_files(_cache_dir(config), server, records).clear)
+    print(f"{args.server}: {'signed out' if forgot else 'nothing was stored'}")
+    return 0
+
+
+def _describe(stored: StoredCredentials) -> str:
+    parts = [f"issuer {stored.issuer or 'unknown'}"]
+    parts.append(f"scopes {stored.scope}" if stored.scope else "no scopes")
+    if stored.expires_at is not None:
+        left = stored.expires_at - time.time()
+        parts.append(f"expires in {int(left)} s" if left > 0 else "expired")
+    parts.append("refreshable" if stored.has_refresh else "no refresh token")
+    return ", ".join(parts)

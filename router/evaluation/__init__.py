@@ -1,0 +1,1 @@
+"""Retrieval quality over a query set, and the dataset format it reads."""

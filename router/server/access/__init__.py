@@ -1,0 +1,1 @@
+"""The one door: every request's rule, its principal and the part of the catalog it may see."""

@@ -1,0 +1,123 @@
+"""The current request's principal and the part of the catalog it may see.
+
+The principal is what the front's `GuardMiddleware` verified (`router.http.oauth`); the SDK's
+auth context carries it to every handler, the MCP ones (its dispatcher runs each message's
+handler in the sender's context) and the REST ones alike. Without identities it is None.
+
+Which catalog positions a view hides is computed once per snapshot and view, and kept for
+the current snapshot only, for at most `MAX_VIEWS` views (a few profiles make few views).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+from router.config import RouterConfig
+from router.core.catalog import ToolRecord
+from router.policy.profiles import EVERYTHING, OperatorRule, Principal, Profiles, View
+from router.server.listing.index import Snapshot
+
+MAX_VIEWS = 64
+MAX_GROUPS = 256
+"""The most groups read from one token: a principal is matched against these."""
+
+
+def current_principal(groups_claim: str = "groups") -> Principal | None:
+    """The principal of the request being handled, None without identities."""
+    access = get_access_token()
+    if access is None or access.subject is None:
+        return None
+    claims = access.claims or {}
+    raw = claims.get(groups_claim, ())
+    groups = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else ()
+    issuer = claims.get("iss")
+    return Principal(
+        subject=access.subject,
+        groups=frozenset(str(g) for g in groups[:MAX_GROUPS]),
+        issuer=str(issuer) if issuer is not None else None,
+    )
+
+
+class Visibility:
+    """`router.profiles` applied to the current catalog."""
+
+    def __init__(
+        self,
+        profiles: Profiles | None = None,
+        groups_claim: str = "groups",
+        *,
+        operators: OperatorRule | None = None,
+        identities: bool = False,
+    ) -> None:
+        self.profiles = profiles or Profiles({})
+        self.groups_claim = groups_claim
+        self.operators = operators or OperatorRule()
+        self.identities = identities
+        """Whether the front verifies identities (`router.http.oauth`)."""
+        self._hidden: OrderedDict[tuple[int, View], frozenset[int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: RouterConfig) -> Visibility:
+        oauth = config.router.http.oauth
+        return cls(
+            Profiles(config.router.profiles),
+            oauth.groups_claim if oauth else "groups",
+            operators=OperatorRule(config.router.operators),
+            identities=oauth is not None,
+        )
+
+    def principal(self) -> Principal | None:
+        return current_principal(self.groups_claim)
+
+    def view(self) -> View:
+        """The current request's view."""
+        if not self.profiles:
+            return EVERYTHING
+        return self.profiles.view_for(self.principal())
+
+    def permits(self, view: View, record: ToolRecord) -> bool:
+        return self.profiles.permits(view, record)
+
+    def permits_server(self, view: View, server: str) -> bool:
+        return self.profiles.permits_server(view, server)
+
+    def is_operator(self, principal: Principal | None) -> bool:
+        """An operator: one `router.operators` admits, or, on a router without identities
+        (stdio, the shared token), whoever passed the front, since every such caller is
+        the same trust already."""
+        if not self.identities:
+            return True
+        return self.operators.admits(principal)
+
+    def visible(self, view: View, records: Iterable[ToolRecord]) -> list[ToolRecord]:
+        return [record for record in records if self.permits(view, record)]
+
+    def hidden(self, snapshot: Snapshot, view: View) -> frozenset[int]:
+        """The catalog positions `view` may not see (blocking at a large catalog's first
+        ask: call it from a worker thread there)."""
+        if view.unrestricted:
+            return frozenset()
+        key = (snapshot.generation, view)
+        with self._lock:
+            found = self._hidden.get(key)
+            if found is not None:
+                self._hidden.move_to_end(key)
+                return found
+        found = frozenset(
+            position
+            for position, record in enumerate(snapshot.catalog.records)
+            if not self.profiles.permits(view, record)
+        )
+        with self._lock:
+            # only the current snapshot is asked about: older generations go
+            for old in [k for k in self._hidden if k[0] != snapshot.generation]:
+                del self._hidden[old]
+            self._hidden[key] = found
+            while len(self._hidden) > MAX_VIEWS:
+                self._hidden.popitem(last=False)
+        return found

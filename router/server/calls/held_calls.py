@@ -1,0 +1,235 @@
+"""A 2026-07-28 host's call to a handshake-only upstream that asks mid-call, held open.
+
+The upstream asks on its connection and waits for the answer; the 2026-07-28 host has no
+channel for that request: it answers questions only by retrying its call. So this process
+keeps the upstream call running in a task of its own, and the host gets the question as an
+`InputRequiredResult` whose `requestState` is sealed (`router.approvals.sealing`, purpose `held`):
+bound to the principal that made the call and to the digest of its tool and arguments,
+naming the held call, which question it answers and this process; it expires with the hold,
+and its nonce is spent by the first retry. The retry's answer goes to the waiting upstream
+request, and the host gets the call's result, or its next question the same way.
+
+A retry is refused, with an `InvalidParams` error naming why, when its state is forged,
+expired or spent, was sealed for another principal, or is carried by a call of another tool
+or with other arguments. Only the process that holds the call can resume it: the state opens
+on every replica of a store (the key is shared), and another replica answers that the call
+is held elsewhere and is to be retried from the start (a held upstream call is per process;
+nothing forwards the retry). Held calls are bounded in time, in number (`MAX_HELD`), and per
+principal (`PRINCIPAL_SHARE`), so one principal holding its share leaves the rest to others.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import TypeAdapter
+
+from router.approvals.sealing import Binding, Refused, Sealer, digest
+from router.core.catalog import ToolRecord
+from router.core.errors import InvalidParams
+from router.server.access.authorization import current_access
+
+logger = logging.getLogger(__name__)
+
+MAX_HELD = 64
+"""Calls held open at once (each is an upstream request waiting on a person)."""
+PRINCIPAL_SHARE = MAX_HELD // 4
+"""Calls one principal may hold at once, with identities: a quarter, so no fewer than four
+principals fill the table, and 16 questions waiting on one person is more than any host
+asks at a time (a held call waits on a person's answer). Without identities every caller
+is one principal, and only `MAX_HELD` applies."""
+HOLD_SECONDS = 300.0
+"""How long a held call waits for the host's retry before it is cancelled."""
+_R = TypeVar("_R", bound=types.Result)
+_RESPONSE = TypeAdapter[types.InputResponse](types.InputResponse)
+
+Outcome = types.CallToolResult | types.InputRequiredResult
+
+
+@dataclass(eq=False)
+class _Question:
+    request: Any
+    """The upstream's `InputRequest` (sampling, elicitation, roots)."""
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: types.InputResponse | None = None
+
+
+@dataclass(eq=False)
+class HeldCall:
+    """One upstream call held open for a 2026-07-28 host."""
+
+    id: str
+    owner: str
+    """The principal that made the call (`Principal.key`, "" without identities)."""
+    call: str
+    """The digest of its tool and arguments."""
+    _questions: MemoryObjectSendStream[_Question | types.CallToolResult]
+    _next: MemoryObjectReceiveStream[_Question | types.CallToolResult]
+    pending: _Question | None = None
+    generation: int = 0
+    """Which question the next sealed state answers (a retry answers each once)."""
+
+    async def ask(self, request: Any, result_type: type[_R]) -> _R | types.ErrorData:
+        """The upstream's request: wait until the host's retry answers it."""
+        question = _Question(request)
+        await self._questions.send(question)
+        with anyio.move_on_after(HOLD_SECONDS):
+            await question.answered.wait()
+        if question.answer is None:
+            return types.ErrorData(
+                code=types.REQUEST_TIMEOUT, message="mcp-router: the client never answered"
+            )
+        return result_type.model_validate(question.answer.model_dump(by_alias=True))
+
+
+class HeldCalls:
+    """The calls this process holds open, by id; one per router process."""
+
+    def __init__(self, sealer: Sealer | None = None) -> None:
+        self.sealer = sealer or Sealer()
+        self.instance = secrets.token_urlsafe(9)
+        """This process, named in each state: a retry that reaches another replica is told."""
+        self._held: dict[str, HeldCall] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The task group held calls run in, for the router's life."""
+        async with anyio.create_task_group() as group:
+            self._task_group = group
+            task_status.started()
+            await anyio.sleep_forever()
+
+    def is_held(self, state: str | None) -> bool:
+        """Whether `state` is a held call's, or looks like the router's and does not open
+        (`resume` then says why it is refused)."""
+        return Sealer.is_sealed(state) and self.sealer.purpose_of(state) in ("held", None)
+
+    async def start(
+        self,
+        call: Callable[[HeldCall], Awaitable[types.CallToolResult]],
+        record: ToolRecord,
+        arguments: dict[str, Any],
+    ) -> Outcome:
+        """Run `call(held)`, the call of `record` with `arguments`, held open; its result,
+        or its first question."""
+        owner = _caller()
+        if self._task_group is None or len(self._held) >= MAX_HELD:
+            raise InvalidParams(
+                f"mcp-router: too many calls wait for their clients' answers ({MAX_HELD}); "
+                "answer or abandon one, or try again later"
+            )
+        if owner and sum(held.owner == owner for held in self._held.values()) >= PRINCIPAL_SHARE:
+            raise InvalidParams(
+                f"mcp-router: you already have {PRINCIPAL_SHARE} calls waiting for answers, "
+                "your share of this router's held calls; answer one of them, or wait for "
+                f"it to expire ({HOLD_SECONDS:g} s), then call again"
+            )
+        send, receive = anyio.create_memory_object_stream[_Question | types.CallToolResult](1)
+        held = HeldCall(secrets.token_urlsafe(16), owner, _digest(record, arguments), send, receive)
+        self._held[held.id] = held
+
+        async def running() -> None:
+            try:
+                with anyio.move_on_after(HOLD_SECONDS * 4):
+                    result = await call(held)
+                    await send.send(result)
+            except Exception:  # the call's own failures are results; this is a bug's
+                logger.exception("held call %s failed", held.id)
+            finally:
+                self._held.pop(held.id, None)
+                send.close()
+                if held.pending is not None:  # abandoned: nobody waits to read the rest
+                    receive.close()
+
+        self._task_group.start_soon(running)
+        return await self._outcome(held)
+
+    async def resume(
+        self,
+        state: str,
+        record: ToolRecord,
+        arguments: dict[str, Any],
+        responses: types.InputResponses | None,
+    ) -> Outcome:
+        """The host's retry of the call of `record` with `arguments`: answer the held
+        call's question, then its next outcome."""
+        held, question = await self._open(
+            state, Binding("held", _caller(), None, _digest(record, arguments))
+        )
+        answer = (responses or {}).get("input")
+        if answer is None:
+            raise InvalidParams("mcp-router: the retry carries no answer to the question")
+        question.answer = _RESPONSE.validate_python(answer)
+        held.pending = None
+        question.answered.set()
+        return await self._outcome(held)
+
+    async def _open(self, state: str, expected: Binding) -> tuple[HeldCall, _Question]:
+        """The held call and the question `state` answers, its nonce spent; else the error
+        that says why not."""
+        opened = self.sealer.open(state, expected)
+        if isinstance(opened, Refused):
+            raise _refused(opened)
+        if opened.data.get("at") != self.instance:
+            raise InvalidParams(
+                "mcp-router: another replica holds this call (a call waiting for an answer "
+                "stays in the router process that started it, and this request reached "
+                "another); retry the tool from the start"
+            )
+        held = self._held.get(str(opened.data.get("id")))
+        if held is None or held.owner != expected.principal or held.call != expected.digest:
+            raise InvalidParams(
+                "mcp-router: this call is no longer held here (it ended, expired, or was "
+                "answered); call the tool again"
+            )
+        spent = await self.sealer.spend(opened)
+        if spent is not None:
+            raise _refused(spent)
+        question = held.pending
+        if question is None or opened.data.get("g") != held.generation:
+            raise InvalidParams("mcp-router: this question was answered already")
+        return held, question
+
+    async def _outcome(self, held: HeldCall) -> Outcome:
+        try:
+            with anyio.fail_after(HOLD_SECONDS):
+                item = await held._next.receive()
+        except (anyio.EndOfStream, TimeoutError):
+            held._next.close()
+            raise InvalidParams("mcp-router: the held call ended without a result") from None
+        if isinstance(item, types.CallToolResult):
+            held._next.close()
+            return item
+        held.pending = item
+        held.generation += 1
+        binding = Binding("held", held.owner, None, held.call)
+        data = {"id": held.id, "g": held.generation, "at": self.instance}
+        return types.InputRequiredResult(
+            input_requests={"input": item.request},
+            request_state=self.sealer.seal(binding, HOLD_SECONDS, data),
+        )
+
+
+def _caller() -> str:
+    principal = current_access().principal
+    return principal.key if principal is not None else ""
+
+
+def _digest(record: ToolRecord, arguments: dict[str, Any]) -> str:
+    return digest(record.server, record.name, arguments)
+
+
+def _refused(refused: Refused) -> InvalidParams:
+    return InvalidParams(
+        f"mcp-router: the held call was not resumed: {refused.describe()}; call the tool again"
+    )

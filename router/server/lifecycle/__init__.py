@@ -1,0 +1,3 @@
+"""The server's life: building it, its state and settings, reloads, readiness, stdio, metrics and
+the error mapping.
+"""

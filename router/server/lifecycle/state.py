@@ -1,0 +1,155 @@
+"""What every request handler reaches through the lifespan context: no globals.
+
+`RouterState` only composes: each part owns one concept (readiness at start, search and
+usage learning, name resolution, per-connection memory, the host-facing channels, approvals)
+and lives as long as the router. What one config says (`k`, the mode, result limits, policy,
+profiles, pins) is `settings`, a frozen `Settings` (`router.server.lifecycle.settings`) that a
+config
+applied while serving replaces whole, in one assignment: nothing here copies a setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mcp.server.connection import Connection
+
+from router.approvals.sealing import Sealer
+from router.code_mode.meta import code_meta_records
+from router.core.catalog import ToolRecord
+from router.core.changes import Changes
+from router.core.meta_tools import meta_tool_records
+from router.policy.profiles import View
+from router.policy.rules import ToolPolicy
+from router.retrieval.types import ScoredTool
+from router.server.access.visibility import Visibility
+from router.server.calls.approval import Approvals
+from router.server.calls.held_calls import HeldCalls
+from router.server.calls.relay import HostRelay
+from router.server.code_mode.runs import CodeRuns
+from router.server.lifecycle.metrics import RouterMetrics
+from router.server.lifecycle.readiness import Readiness
+from router.server.lifecycle.settings import Mode, Settings
+from router.server.listing.index import LiveIndex, Snapshot
+from router.server.listing.passthrough import ListChanges
+from router.server.listing.resolution import ToolNames
+from router.server.listing.searching import Searcher
+from router.server.results.kept import KeptResults
+from router.server.sessions.connections import ConnectionMemory
+from router.server.sessions.listen import ListenStreams
+from router.server.sessions.subscriptions import HostSubscriptions
+from router.store.base import VectorStore
+from router.store.local import LocalStore
+from router.upstream import UpstreamPool
+from router.upstream.connection.eras import HostEra
+
+__all__ = ["Mode", "RouterState"]
+
+
+@dataclass
+class RouterState:
+    """The live index, the upstream pool, the settings in force and the parts built on them."""
+
+    index: LiveIndex
+    pool: UpstreamPool
+    readiness: Readiness
+    """Whether a search would see every starting upstream; waiting until it would."""
+    settings: Settings = field(default_factory=Settings)
+    """The current config's settings; a reload swaps in another (`router.server.lifecycle.reload`).
+    Read it once per decision: two reads may straddle a reload."""
+    kept: KeptResults = field(default_factory=KeptResults)
+    """Cut tool results kept for `read_result` (`router.limits.keep_seconds`, `keep_mib`)."""
+    list_changes: ListChanges = field(default_factory=ListChanges)
+    """Pass-through mode: the clients that listed the tools, told when the listing changes."""
+    subscriptions: HostSubscriptions = field(default_factory=HostSubscriptions)
+    """The hosts subscribed to upstream resources (`resources/subscribe`)."""
+    relay: HostRelay = field(default_factory=HostRelay)
+    """Carries what upstreams ask of the host to the host session whose call caused it."""
+    approvals: Approvals = field(default_factory=Approvals)
+    sealer: Sealer = field(default_factory=Sealer)
+    """Seals what a 2026-07-28 host brings back (`router.approvals.sealing`): one per process, its
+    key and nonce ledger the store's (`app.py` hands it to approvals, held calls and runs)."""
+    store: VectorStore = field(default_factory=lambda: LocalStore(None))
+    """Where the tool vectors live (`router.store`); its status shows in `/healthz`."""
+    metrics: RouterMetrics = field(default_factory=RouterMetrics)
+    """What `GET /metrics` shows; upstream states are read at scrape time."""
+    connections: ConnectionMemory = field(default_factory=ConnectionMemory)
+    held: HeldCalls = field(default_factory=HeldCalls)
+    """2026-07-28 hosts' calls held open while a handshake-era upstream asks mid-call."""
+    listen: ListenStreams | None = None
+    """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
+    era: HostEra | None = None
+    code: CodeRuns | None = None
+    """Code mode's programs (`router.server.code_mode.runs`); None in the other modes."""
+    """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
+    searcher: Searcher = field(init=False)
+    names: ToolNames = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.searcher = Searcher(
+            self.index, self.readiness, self.connections, self.metrics, self._settings
+        )
+        self.names = ToolNames(self.index, self.readiness, self._settings)
+        self.metrics.watch(
+            self.pool.statuses,
+            lambda: len(self.snapshot.catalog),
+            self.store.status,
+            held=lambda: [hold.record.server for hold in self.snapshot.held.values()],
+        )
+
+    def _settings(self) -> Settings:
+        return self.settings
+
+    # The current settings' parts, read-only, for the handlers that read them here still.
+    @property
+    def k(self) -> int:
+        return self.settings.k
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.mode
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """`router.policy`: denied tools are refused (`authorize_call`); confirmed ones ask."""
+        return self.settings.policy
+
+    @property
+    def visibility(self) -> Visibility:
+        return self.settings.visibility
+
+    @property
+    def result_tokens_for(self) -> Callable[[str], int]:
+        return self.settings.result_tokens_for
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.index.snapshot
+
+    @property
+    def changes(self) -> Changes:
+        """Notified on every upstream status change, index swap and model load."""
+        return self.readiness.changes
+
+    @property
+    def meta_tools(self) -> tuple[ToolRecord, ToolRecord]:
+        k = self.settings.k
+        if self.code is not None:  # code mode: search_tools (as signatures) and execute
+            return code_meta_records(k, self.code.sandbox.settings)
+        return meta_tool_records(k)
+
+    def pending_upstreams(self) -> list[str]:
+        """Upstreams whose tools a search now would not see (`Readiness.pending_upstreams`)."""
+        return self.readiness.pending_upstreams()
+
+    async def search(
+        self,
+        query: str,
+        k: int | None = None,
+        connection: Connection | None = None,
+        view: View | None = None,
+    ) -> list[ScoredTool]:
+        """`Searcher.search`: the top-k that `view` (by default the current principal's)
+        may see, once the starting upstreams are indexed."""
+        return await self.searcher.search(query, k, connection, view)

@@ -1,0 +1,194 @@
+"""Upstream resources and prompts, gathered so that nothing an upstream offers is hidden.
+
+Prompts are named `{server}__{prompt}` like tools. Resources keep their URIs (clients read
+and show them) and get their names prefixed with the server; a URI two upstreams share is
+kept by the first upstream in name order and rewritten as `mcp-router://{server}/{uri}` for
+the others. A server with `"prefix": false` keeps its prompt and resource names; an
+unprefixed prompt name another server's prompt already has is a clash, named as for tools
+(`router.naming`): it keeps its prefixed name and the clash is logged when prompts are
+listed. Reads, gets and completions are routed back to the owning upstream, and a host's
+`resources/subscribe` becomes a watch there (`router.server.sessions.subscriptions`). A read or a
+prompt over the owning server's result limit is cut like a tool result
+(`router.server.results.limits`).
+
+Everything here is served from the upstreams the caller's profile may see
+(`router.server.access.authorization.visible_upstreams`): another server's resources, templates and
+prompts are not listed, and reading, getting, completing or subscribing to one is the same
+-32602 "unknown" as for one that never existed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from router.core.errors import InvalidParams
+from router.sdk.internals import connection_of
+from router.server.access.authorization import visible_upstreams
+from router.server.lifecycle.state import RouterState
+from router.server.listing.routes import Routes, owner_of_uri, routes_of
+from router.server.results.limits import limit_prompt, limit_resource
+from router.upstream.connection.capabilities import for_host
+from router.upstream.connection.host_requests import InputAnswers
+
+logger = logging.getLogger(__name__)
+
+Context = ServerRequestContext[RouterState, Any]
+
+
+def _routes(ctx: Context) -> Routes:
+    """The resources, templates and prompts of the upstreams the caller may see."""
+    return routes_of(visible_upstreams(ctx.lifespan_context.pool.upstreams))
+
+
+async def list_resources(
+    ctx: Context, params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=_routes(ctx).resources)
+
+
+async def list_resource_templates(
+    ctx: Context, params: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    templates = _routes(ctx).templates
+    return types.ListResourceTemplatesResult(resource_templates=templates)
+
+
+async def read_resource(
+    ctx: Context, params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult | types.InputRequiredResult:
+    pool = ctx.lifespan_context.pool
+    try:
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
+    except InvalidParams:
+        if not await _waited_for_upstreams(ctx):
+            raise
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
+    async with ctx.lifespan_context.relay.calling(ctx, owner):
+        with for_host(ctx.session.client_capabilities):
+            result = await pool.read_resource(
+                owner,
+                upstream_uri,
+                handshake_host=_handshake_host(ctx),
+                answers=_answers(ctx, params),
+            )
+    if isinstance(result, types.InputRequiredResult):
+        return result
+    limit = ctx.lifespan_context.settings.result_tokens_for(owner)
+    return await limit_resource(result, str(params.uri), limit)
+
+
+async def _waited_for_upstreams(ctx: Context) -> bool:
+    """A name unknown while upstreams are still starting waits for them (at most until the
+    start-up deadline), as a tool's does; whether there was anything to wait for."""
+    readiness = ctx.lifespan_context.readiness
+    if readiness.coverage().complete:
+        return False
+    await readiness.until_covered()
+    return True
+
+
+def _handshake_host(ctx: Context) -> bool:
+    """Whether the request's host speaks a handshake revision
+    (`router.upstream.connection.twins`)."""
+    return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+def _answers(ctx: Context, params: types.InputResponseRequestParams) -> InputAnswers | None:
+    """A 2026-07-28 host's round: its answers and the upstream's state, passed on as they are
+    (`router.upstream.connection.rounds`); None for a handshake-era host, whose questions are
+    relayed."""
+    if _handshake_host(ctx):
+        return None
+    return InputAnswers(params.input_responses, params.request_state)
+
+
+async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    """`resources/subscribe`: the host hears `notifications/resources/updated` for the URI
+    whenever its upstream says it changed (`router.server.sessions.subscriptions`)."""
+    state = ctx.lifespan_context
+    uri = str(params.uri)
+    owner, upstream_uri = owner_of_uri(_routes(ctx), uri)
+    host = connection_of(ctx.session)
+    state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
+    return types.EmptyResult()
+
+
+async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end."""
+    state = ctx.lifespan_context
+    try:
+        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
+    except InvalidParams:
+        return types.EmptyResult()
+    host = connection_of(ctx.session)
+    state.subscriptions.unsubscribe(host, state.pool.upstream(owner), upstream_uri)
+    return types.EmptyResult()
+
+
+async def list_prompts(
+    ctx: Context, params: types.PaginatedRequestParams | None
+) -> types.ListPromptsResult:
+    routes = _routes(ctx)
+    for clash in routes.prompt_clashes:
+        logger.error("%s", clash.describe("prompt"))
+    return types.ListPromptsResult(prompts=routes.prompts)
+
+
+async def get_prompt(
+    ctx: Context, params: types.GetPromptRequestParams
+) -> types.GetPromptResult | types.InputRequiredResult:
+    pool = ctx.lifespan_context.pool
+    owner = _routes(ctx).prompt_owner.get(params.name)
+    if owner is None and await _waited_for_upstreams(ctx):
+        owner = _routes(ctx).prompt_owner.get(params.name)
+    if owner is None:
+        raise InvalidParams(f"unknown prompt {params.name!r}")
+    server, name = owner
+    async with ctx.lifespan_context.relay.calling(ctx, server):
+        with for_host(ctx.session.client_capabilities):
+            result = await pool.get_prompt(
+                server,
+                name,
+                params.arguments,
+                handshake_host=_handshake_host(ctx),
+                answers=_answers(ctx, params),
+            )
+    if isinstance(result, types.InputRequiredResult):
+        return result
+    return await limit_prompt(result, ctx.lifespan_context.settings.result_tokens_for(server))
+
+
+async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
+    """`completion/complete` for an upstream prompt's or resource template's argument, asked
+    of the upstream that owns it under the name it gave."""
+    pool = ctx.lifespan_context.pool
+    routes = _routes(ctx)
+    ref = params.ref
+    if isinstance(ref, types.PromptReference):
+        owner = routes.prompt_owner.get(ref.name)
+        if owner is None:
+            raise InvalidParams(f"unknown prompt {ref.name!r}")
+        server, name = owner
+        upstream_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
+            update={"name": name}
+        )
+    else:
+        found = routes.template_uri_owner.get(ref.uri)
+        if found is None:
+            raise InvalidParams(f"unknown resource template {ref.uri!r}")
+        server, upstream_ref = found, ref
+    context = params.context.arguments if params.context is not None else None
+    argument = {"name": params.argument.name, "value": params.argument.value}
+    return await pool.upstream(server).complete(upstream_ref, argument, context)
+
+
+async def set_logging_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    """The host's level for the upstreams' log messages relayed to it (handshake revisions;
+    the router sends none of its own)."""
+    ctx.lifespan_context.relay.set_log_level(ctx, params.level)
+    return types.EmptyResult()

@@ -1,0 +1,171 @@
+"""A search on the current snapshot, the held tools it would have looked for, and what usage
+feedback learns from the call after it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.to_thread
+from mcp.server.connection import Connection
+
+from router.core.catalog import ToolRecord
+from router.core.tracing import span
+from router.embedding.base import Vectors
+from router.policy.profiles import View
+from router.retrieval.lexical import LexicalIndex
+from router.retrieval.types import ScoredTool, SearchMode
+from router.retrieval.usage_scopes import UsageScopes
+from router.server.access.visibility import Visibility
+from router.server.lifecycle.metrics import RouterMetrics
+from router.server.lifecycle.readiness import Readiness
+from router.server.lifecycle.settings import Settings
+from router.server.listing.index import LiveIndex
+from router.server.sessions.connections import ConnectionMemory, LastSearch
+
+MAX_HELD_NOTED = 5
+"""Held tools a search names at most: the ones it matches best."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTool:
+    """A tool that tool pinning holds (`router.pinning`) and a search looked for: it is not
+    among the results, so the answer says why and how it is approved."""
+
+    name: str
+    server: str
+    reason: str
+    approve: str
+
+
+@dataclass
+class Searcher:
+    """Top-k tools for a query, once the starting upstreams are indexed; and the usage
+    memory that lifts tools called after similar earlier searches."""
+
+    index: LiveIndex
+    readiness: Readiness
+    connections: ConnectionMemory
+    metrics: RouterMetrics
+    settings: Callable[[], Settings] = Settings
+    """The settings in force (`RouterState.settings`): `k` and the profiles are read there."""
+    usage: UsageScopes | None = None
+    """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
+    principal learns apart (`UsageScopes`)."""
+    _held_words: tuple[int, LexicalIndex] | None = field(default=None, init=False, repr=False)
+    """BM25 over the current snapshot's held tools, by snapshot generation."""
+
+    @property
+    def k(self) -> int:
+        return self.settings().k
+
+    @property
+    def visibility(self) -> Visibility:
+        return self.settings().visibility
+
+    async def search(
+        self,
+        query: str,
+        k: int | None = None,
+        connection: Connection | None = None,
+        view: View | None = None,
+    ) -> list[ScoredTool]:
+        """Top-k tools that `view` (by default the current principal's) may see, once the
+        starting upstreams are indexed (`Readiness.until_covered`); embedding runs in a
+        worker thread. Tools the current principal called after similar earlier searches
+        rise (`usage`); with a `connection`, this search is what its next call teaches."""
+        size = k or self.k
+        with span("mcp-router search", {"mcp_router.k": size}) as current:
+            results = await self._search(
+                query, size, connection, self.visibility.view() if view is None else view
+            )
+            current.set_attribute("mcp_router.results", len(results))
+        return results
+
+    async def _search(
+        self, query: str, size: int, connection: Connection | None, view: View
+    ) -> list[ScoredTool]:
+        await self.readiness.until_covered()
+        snapshot = self.index.snapshot
+        retriever = snapshot.retriever
+        if retriever is None:
+            return []
+        usage, visibility = self.usage, self.visibility
+        scope = self._scope()
+        mode = retriever.modes[0]
+
+        def run() -> tuple[list[ScoredTool], Vectors | None]:
+            hidden = visibility.hidden(snapshot, view)
+            if usage is None or mode is SearchMode.BM25:
+                return retriever.search(query, k=size, mode=mode, hidden=hidden), None
+            vectors = retriever.embed_query(query)
+            lift = usage.memory_for(scope).lift(vectors[0])
+            found = retriever.search(
+                query, k=size, mode=mode, query_vectors=vectors, lift=lift, hidden=hidden
+            )
+            return found, vectors[0]
+
+        started = time.perf_counter()
+        results, vector = await anyio.to_thread.run_sync(run)
+        self.metrics.searched(time.perf_counter() - started, len(results))
+        if connection is not None and vector is not None:
+            shown = frozenset(r.tool.key for r in results)
+            self.connections.last_search[connection] = LastSearch(query, vector, shown)
+        return results
+
+    async def held_for(self, query: str, view: View | None = None) -> list[HeldTool]:
+        """The held tools `query` shares a word with (at most `MAX_HELD_NOTED`, best
+        first) that `view` (by default the current principal's) may see. Only names and
+        reasons: a held tool's new text is what waits for a person's approval."""
+        snapshot = self.index.snapshot
+        if not snapshot.held:
+            return []
+        visibility = self.visibility  # one config's profiles for the whole answer
+        view = visibility.view() if view is None else view
+        holds = list(snapshot.held.values())
+
+        def match() -> list[int]:
+            cached = self._held_words
+            if cached is None or cached[0] != snapshot.generation:
+                cached = (snapshot.generation, LexicalIndex([h.record.search_text for h in holds]))
+                self._held_words = cached
+            scores = cached[1].scores(query)
+            ranked = sorted(range(len(holds)), key=lambda i: (-scores[i], i))
+            return [i for i in ranked if scores[i] > 0]
+
+        pinning = self.index.pinning
+        found = []
+        for position in await anyio.to_thread.run_sync(match):
+            hold = holds[position]
+            if not visibility.permits(view, hold.record):
+                continue
+            tool = hold.record
+            approve = pinning.command("approve", f"{tool.server}/{tool.name}")
+            found.append(HeldTool(tool.qualified_name, tool.server, hold.reason, approve))
+            if len(found) == MAX_HELD_NOTED:
+                break
+        return found
+
+    async def learn(self, connection: Connection, record: ToolRecord) -> None:
+        """A call succeeded: if the connection's last search showed this tool, remember
+        the pair, once, in the current principal's scope (the SQLite write runs in a
+        worker thread)."""
+        usage, last = self.usage, self.connections.last_search.get(connection)
+        if usage is None or last is None or record.key not in last.shown:
+            return
+        self.connections.last_search[connection] = LastSearch(
+            last.query, last.vector, last.shown - {record.key}
+        )
+        scope = self._scope()
+
+        def remember() -> None:
+            usage.memory_for(scope).record(last.query, last.vector, [record.key])
+
+        await anyio.to_thread.run_sync(remember)
+
+    def _scope(self) -> str | None:
+        """The current principal's learning scope; None: the one shared scope."""
+        principal = self.visibility.principal()
+        return None if principal is None else principal.key

@@ -1,0 +1,3 @@
+"""Result limits and kept results: cutting an answer to its token limit and reading on in what was
+cut.
+"""

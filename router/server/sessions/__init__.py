@@ -1,0 +1,3 @@
+"""What the router keeps per client connection: its memory, `subscriptions/listen` and resource
+subscriptions.
+"""

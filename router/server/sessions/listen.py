@@ -1,0 +1,149 @@
+"""`subscriptions/listen` for 2026-07-28 hosts (SEP-2575): how they hear that the router's
+tools, prompts or resources changed, and that a resource they watch was updated.
+
+On 2026-07-28 change notifications travel only on a listen stream, and `server/discover`
+declares `listChanged` (and `resources.subscribe`) exactly when the method is served. So the
+router serves it with the SDK's `ListenHandler` over one bus per router state, and publishes
+what really changes: its tool listing as a 2026-07-28 host gets it (every tool in pass-through
+mode, else the pins and the meta-tools), the aggregated prompts, the aggregated resources and
+templates, checked after every index swap and upstream change. A stream that asks for
+resource updates gets them for as long as it is open: each URI it names is watched at its
+upstream meanwhile (`Upstream.watching`, as `resources/subscribe` does for handshake hosts).
+
+Streams are a shared table: `MAX_STREAMS` in all, and with identities at most
+`STREAMS_PER_PRINCIPAL` for one principal, so one principal cannot take every slot. A listen
+past its principal's share is refused with -32600 (Invalid Request) before it is
+acknowledged, naming the share; past the global bound the SDK's handler refuses it (-32603).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from mcp.shared.exceptions import MCPError
+
+from router.core.errors import InvalidParams
+from router.server.access.visibility import current_principal
+from router.server.listing.passthrough import every_tool, listing_key
+from router.server.listing.routes import listing_names, resource_owner
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from router.core.changes import Changes
+    from router.server.listing.index import LiveIndex
+    from router.upstream import UpstreamPool
+    from router.upstream.listing.resource_watch import OnUpdate
+
+MAX_STREAMS = 256
+"""Listen streams open at once, across every host of this router."""
+STREAMS_PER_PRINCIPAL = 16
+"""Listen streams one principal may hold open at once (a host needs one per connection)."""
+MAX_WATCHED = 100
+"""Resource URIs one stream may watch."""
+_Keys = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+
+class ListenStreams:
+    """The router's listen streams and what it publishes on them."""
+
+    def __init__(self, index: LiveIndex, pool: UpstreamPool, mode: str) -> None:
+        """`mode` is `router.mode`: pass-through (`all`) lists every tool."""
+        self.bus = InMemorySubscriptionBus()
+        self._handler = ListenHandler(self.bus, max_subscriptions=MAX_STREAMS)
+        self._index = index
+        self._pool = pool
+        self._mode = mode
+        self._by_principal: Counter[str] = Counter()
+
+    async def serve(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.SubscriptionsListenRequestParams,
+    ) -> types.SubscriptionsListenResult:
+        """One listen stream, its resource URIs watched at their upstreams while it runs."""
+        principal = current_principal()
+        with self._share(principal.key if principal is not None else None):
+            return await self._serve(ctx, params)
+
+    @contextlib.contextmanager
+    def _share(self, key: str | None) -> Iterator[None]:
+        """One of the principal's `STREAMS_PER_PRINCIPAL` held for the stream's life (None:
+        no identities, one principal for every caller, bound by `MAX_STREAMS` alone)."""
+        if key is None:
+            yield
+            return
+        if self._by_principal[key] >= STREAMS_PER_PRINCIPAL:
+            raise MCPError(
+                types.INVALID_REQUEST,
+                f"mcp-router: this principal holds {STREAMS_PER_PRINCIPAL} listen streams "
+                "open already, its share of this router; close one first",
+                {"streams_per_principal": STREAMS_PER_PRINCIPAL},
+            )
+        self._by_principal[key] += 1
+        try:
+            yield
+        finally:
+            self._by_principal[key] -= 1
+            if not self._by_principal[key]:
+                del self._by_principal[key]
+
+    async def _serve(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.SubscriptionsListenRequestParams,
+    ) -> types.SubscriptionsListenResult:
+        pool = self._pool
+        requested = params.notifications.resource_subscriptions or []
+        with contextlib.ExitStack() as watches:
+            for uri in requested[:MAX_WATCHED]:
+                try:
+                    owner, upstream_uri = resource_owner(pool.upstreams, uri)
+                except InvalidParams:
+                    continue  # nothing lists it: nothing will update it
+                watches.enter_context(
+                    pool.upstream(owner).watching(upstream_uri, self._updated(uri))
+                )
+            return await self._handler(ctx, params)
+
+    def _updated(self, uri: str) -> OnUpdate:
+        async def updated(_upstream_uri: str) -> None:
+            await self.bus.publish(ResourceUpdated(uri=uri))
+
+        return updated
+
+    async def run(self, changes: Changes) -> None:
+        """Publish every change of the listings (`changes` fires on every index swap and
+        upstream change), for the router's life."""
+        shown = self._keys()
+        while True:
+            await changes.wait()
+            keys = self._keys()
+            if keys[0] != shown[0]:
+                await self.bus.publish(ToolsListChanged())
+            if keys[1] != shown[1]:
+                await self.bus.publish(PromptsListChanged())
+            if keys[2] != shown[2]:
+                await self.bus.publish(ResourcesListChanged())
+            shown = keys
+
+    def _keys(self) -> _Keys:
+        snapshot = self._index.snapshot
+        if self._mode == "all":
+            tools = listing_key(every_tool(snapshot, self._pool))
+        else:
+            tools = "\n".join(record.qualified_name for record in snapshot.pinned)
+        prompts, resources = listing_names(self._pool.upstreams)
+        return tools, prompts, resources

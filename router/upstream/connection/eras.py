@@ -1,0 +1,56 @@
+"""Mirroring the host's protocol era on the upstream connections, for a front with one host.
+
+An SDK-built upstream whose tool asks mid-call through its session (`create_message`,
+`elicit`) can do so only on a handshake-era connection: on 2026-07-28 it has no channel for
+server-initiated requests. So when the one host (stdio) speaks a handshake revision, an
+upstream set to `protocol: auto` is reached over the handshake too, and its mid-call
+requests reach the host on the call's stream as they would directly. A 2026-07-28 host gets
+the negotiated (modern) connection. The first connect waits up to `HOST_ERA_WAIT` for the
+host's first request; one that comes later restarts the connections that do not match.
+A mirrored choice is not remembered (`ProtocolMemory` keeps what the upstream offers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from router.upstream.connection.negotiation import choose_mode
+
+HOST_ERA_WAIT = 1.0
+"""Seconds a first upstream connect waits to learn the host's era (a host sends its first
+request at once; the upstream's own start takes longer)."""
+
+
+class HostEra:
+    """The era of the one host a router serves, once its first request says it."""
+
+    def __init__(self) -> None:
+        self._known = anyio.Event()
+        self.handshake = False
+        self._listeners: list[Callable[[], None]] = []
+
+    def learn(self, protocol_version: str | None) -> None:
+        """Note the host's revision (the first one seen counts)."""
+        if protocol_version is None or self._known.is_set():
+            return
+        self.handshake = protocol_version not in MODERN_PROTOCOL_VERSIONS
+        self._known.set()
+        for listener in self._listeners:
+            listener()
+
+    def on_learned(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    async def connect_mode(self, setting: str, remembered: str | None) -> tuple[str, bool]:
+        """The `Client(mode=...)` to open with, and whether it mirrors the host."""
+        if setting != "auto":
+            return setting, False
+        if not self._known.is_set():
+            with anyio.move_on_after(HOST_ERA_WAIT):
+                await self._known.wait()
+        if self._known.is_set() and self.handshake:
+            return "legacy", True
+        return choose_mode(setting, remembered), False

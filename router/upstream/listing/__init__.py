@@ -1,0 +1,3 @@
+"""What an upstream offers: fetched through every page, filtered, converted to the catalog's
+records, cached for lazy upstreams, and re-listed when it changes.
+"""

@@ -1,0 +1,55 @@
+"""The listing the router holds for one upstream: from its last connection, or, for a lazy
+upstream that has not run yet, from the cache folder (`router.upstream.listing.cache`). The
+config's filters are applied here; the tools are the catalog's `ToolSpec`s."""
+
+from __future__ import annotations
+
+import mcp_types as types
+from mcp import Client
+
+from router.core.catalog import ToolSpec
+from router.upstream.listing.cache import CachedListing, now
+from router.upstream.listing.convert import server_description, tool_spec
+from router.upstream.listing.fetch import Listing
+from router.upstream.listing.filtering import ToolFilter
+
+
+class KnownListing:
+    """One upstream's last listing, as listed (`raw`) and as the router serves it."""
+
+    def __init__(self, name: str, tool_filter: ToolFilter) -> None:
+        self._name = name
+        self._filter = tool_filter
+        self.raw: CachedListing | None = None
+        """The whole listing as the server sent it, with its identity: what the cache keeps."""
+        self.listing = Listing()
+        """The listing as the SDK types it, tools filtered."""
+        self.tools: tuple[ToolSpec, ...] = ()
+        self.from_cache = False
+        """Read from the cache folder: the server has not listed in this process."""
+
+    @property
+    def known(self) -> bool:
+        return self.raw is not None
+
+    @property
+    def server_info(self) -> types.Implementation | None:
+        return self.raw.server_info if self.raw else None
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.raw.protocol_version if self.raw else None
+
+    def install(self, listed: CachedListing, *, from_cache: bool = False) -> None:
+        """Adopt a listing (tools filtered) and the server's identity."""
+        self.raw, self.from_cache = listed, from_cache
+        about = server_description(listed.server_info, listed.instructions)
+        whole = listed.listing
+        tools = tuple(t for t in whole.tools if self._filter.allows(self._name, t.name))
+        self.listing = Listing(tools, whole.resources, whole.resource_templates, whole.prompts)
+        self.tools = tuple(tool_spec(self._name, tool, about) for tool in tools)
+
+    def listed(self, client: Client, listing: Listing) -> None:
+        """Adopt what a connection just listed."""
+        info, version = client.server_info, client.protocol_version
+        self.install(CachedListing(listing, info, client.instructions, version, now()))
