@@ -1,8 +1,9 @@
 """Code mode's tools (`router.mode: "code"`): `execute(code)`, and `search_tools` answering
 with each tool's signature as Python.
 
-Every call a program makes is a direct call's path: `forward` (`router.server.calls.tools`, handed
-in, since that module dispatches here) resolves the name as the caller's profile sees it
+Every call a program makes is a direct call's path: the pipeline's `run_call`
+(`router.server.calls.pipeline`, handed in, since `router.server.calls.dispatch` dispatches
+here) resolves the name as the caller's profile sees it
 (a denied or hidden tool is refused, never run), validates the arguments, asks for
 `confirm` (elicitation on the request's stream on the handshake revisions; on 2026-07-28 the
 run pauses, `router.server.code_mode.runs`), forwards, counts and times the call, opens its span

@@ -31,7 +31,7 @@ from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.authorization import authorize, visible_upstreams
-from router.server.calls import tools
+from router.server.calls import dispatch
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
@@ -42,7 +42,7 @@ from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.reload import ConfigReload
 from router.server.lifecycle.settings import Settings
 from router.server.lifecycle.state import RouterState
-from router.server.listing import aggregate
+from router.server.listing import aggregate, tools_list
 from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
@@ -334,8 +334,8 @@ def build_server(
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        on_list_tools=tools.list_tools,
-        on_call_tool=tools.call_tool,
+        on_list_tools=tools_list.list_tools,
+        on_call_tool=dispatch.call_tool,
         on_list_resources=aggregate.list_resources,
         on_list_resource_templates=aggregate.list_resource_templates,
         on_read_resource=errors_as_mcp(aggregate.read_resource),

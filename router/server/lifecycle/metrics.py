@@ -2,8 +2,9 @@
 tests and several fronts in one process never share counts).
 
 Updated where the router already measures: searches (`Searcher.search`, `/v1/route`),
-forwarded calls (`router.server.calls.tools.forward`), listings, and every inbound request
-(`router.server.lifecycle.observe`). Upstream states are read from the pool at scrape time, so they
+forwarded calls (the `forward` stage of `router.server.calls.pipeline`), listings, and every
+inbound request (`router.server.lifecycle.observe`).
+Upstream states are read from the pool at scrape time, so they
 are always current. Tokens saved by a listing are counted when `/metrics` is scraped, never
 on the request path: counting loads tiktoken and, once per catalog generation, the full
 catalog (seconds at 20k tools), which a server that is never scraped must not pay for.

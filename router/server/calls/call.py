@@ -1,0 +1,53 @@
+"""One tool call as it passes the stages of `router.server.calls.pipeline`: what the host
+asked, and what each stage found out on the way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from router.core.catalog import ToolRecord
+from router.policy.rules import Ruling
+from router.server.lifecycle.requests import Context
+from router.server.lifecycle.state import RouterState
+from router.upstream.connection.host_requests import InputAnswers
+
+Answer = types.CallToolResult | types.InputRequiredResult
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A call by the name the host used. `resolve` sets `record`, `authorize` the `ruling`
+    (and `seal`, for a call the user confirmed on a 2026-07-28 host), `forward` the `answer`
+    and the `upstream`'s own result, which `limit` may cut in `answer`.
+    A stage that `end`s the call answers it: the stages after it do not run."""
+
+    ctx: Context
+    state: RouterState
+    name: str
+    arguments: dict[str, Any]
+    answers: InputAnswers | None = None
+    record: ToolRecord | None = None
+    ruling: Ruling | None = None
+    seal: str | None = None
+    answer: Answer | None = None
+    upstream: types.CallToolResult | None = None
+    ended: bool = False
+
+    @property
+    def tool(self) -> ToolRecord:
+        """The resolved tool (every stage after `resolve` has one)."""
+        if self.record is None:
+            raise RuntimeError(f"{self.name}: the call has not been resolved")
+        return self.record
+
+    def end(self, answer: Answer) -> None:
+        """Answer the call now: a question for the host, a refusal, a failed upstream."""
+        self.answer, self.ended = answer, True
+
+    @property
+    def result(self) -> types.CallToolResult | None:
+        """The upstream's result, once there is one (not a question)."""
+        return self.answer if isinstance(self.answer, types.CallToolResult) else None

@@ -1,0 +1,94 @@
+"""`tools/call`: which tool a call names. The router's own tools (`search_tools`,
+`read_result`, `call_tool`'s wrapping, code mode's `search_tools` and `execute`) are answered
+here; every other name is an upstream's tool and goes through the pipeline
+(`router.server.calls.pipeline`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+
+from router.core.errors import InvalidParams
+from router.core.meta_tools import (
+    CALL_TOOL,
+    READ_RESULT,
+    SEARCH_TOOLS,
+    read_result_record,
+    search_arguments,
+)
+from router.server.access.authorization import current_access
+from router.server.calls.pipeline import run_call
+from router.server.calls.stages.limit import owner
+from router.server.calls.validation import validate_arguments
+from router.server.code_mode import tools as code_tools
+from router.server.lifecycle.errors import errors_as_mcp
+from router.server.lifecycle.requests import Context, connection, is_modern
+from router.server.lifecycle.state import RouterState
+from router.server.listing.rendering import structured_results, text_results
+from router.upstream.connection.host_requests import InputAnswers
+
+
+@errors_as_mcp
+async def call_tool(
+    ctx: Context, params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
+    state = ctx.lifespan_context
+    arguments = dict(params.arguments or {})
+    answers = InputAnswers(params.input_responses, params.request_state)
+    if state.settings.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
+        # pass-through lists upstream tools only, and one may be named like a meta-tool
+        return await run_call(ctx, state, params.name, arguments, answers)
+    if state.code is not None and params.name in code_tools.NAMES:  # code mode's own tools
+        return await code_tools.call(ctx, state, params.name, arguments, answers, run_call)
+    if params.name == SEARCH_TOOLS:
+        return await _search_tools(ctx, state, arguments)
+    if params.name == READ_RESULT:
+        return await _read_result(ctx, state, arguments)
+    if params.name == CALL_TOOL:
+        name = arguments.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidParams("call_tool: missing required field 'name'")
+        inner = arguments.get("arguments", {})
+        if not isinstance(inner, Mapping):
+            raise InvalidParams("call_tool: field 'arguments' must be an object")
+        if name == READ_RESULT:
+            return await _read_result(ctx, state, inner)
+        return await run_call(ctx, state, name, dict(inner), answers)
+    return await run_call(ctx, state, params.name, arguments, answers)
+
+
+async def _read_result(
+    ctx: Context, state: RouterState, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
+    """The next part of a cut result (`router.server.results.kept`), for its own caller only."""
+    validate_arguments(READ_RESULT, _READ_SCHEMA, arguments)
+    handle, offset = str(arguments["handle"]), int(arguments["offset"])
+    return await state.kept.read(owner(ctx, state), handle, offset)
+
+
+_READ_SCHEMA = read_result_record().input_schema
+
+
+async def _search_tools(
+    ctx: Context, state: RouterState, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
+    query, k = search_arguments(arguments)
+    results = await state.search(query, k, connection(ctx))
+    held = await state.searcher.held_for(query)
+    coverage = state.readiness.coverage().seen_by(current_access().sees_server)
+    snapshot = state.snapshot
+    hidden = state.settings.visibility.hidden(snapshot, state.settings.visibility.view())
+    indexed, flagged = len(snapshot.catalog) - len(hidden), snapshot.flagged
+    if state.settings.mode == "dynamic" and not is_modern(ctx):
+        names = tuple(r.qualified_name for r in results)
+        if state.connections.listed.get(connection(ctx)) != names:
+            state.connections.listed[connection(ctx)] = names
+            await ctx.session.send_tool_list_changed()
+    return types.CallToolResult(
+        content=[
+            types.TextContent(text=text_results(query, results, coverage, indexed, flagged, held))
+        ],
+        structured_content=structured_results(query, results, coverage, indexed, flagged, held),
+    )

@@ -1,0 +1,57 @@
+"""Where a tool call goes: the stages it passes, in order, read top to bottom.
+
+Every tool call passes here: a direct `tools/call`, one wrapped in `call_tool`, and each call
+a code-mode program makes (`router.server.code_mode.tools` is handed `run_call`). The stages
+are plain async functions over one `ToolCall`, each in its own module under `stages/`; one
+that answers the call (`ToolCall.end`) stops it there. An explicit list rather than a
+middleware chain: each stage does one step and hands the same object on, none needs to wrap
+the ones after it (the upstream call's span and timing wrap only the upstream call, inside
+`forward`), and the order is this tuple."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from router.server.calls.call import Answer, ToolCall
+from router.server.calls.stages.authorize import authorize
+from router.server.calls.stages.forward import forward
+from router.server.calls.stages.learn import learn
+from router.server.calls.stages.limit import limit
+from router.server.calls.stages.resolve import resolve
+from router.server.calls.stages.validate import validate
+from router.server.lifecycle.requests import Context
+from router.server.lifecycle.state import RouterState
+from router.upstream.connection.host_requests import InputAnswers
+
+Stage = Callable[[ToolCall], Awaitable[None]]
+
+STAGES: tuple[Stage, ...] = (
+    resolve,  # the name to a tool of the current catalog; a held tool may be approved here
+    validate,  # the arguments against the tool's input schema
+    authorize,  # the profile and policy in force; a tool that asks first asks the user
+    forward,  # to the upstream, its requests relayed to the host, or as a held call
+    limit,  # the result cut to its token limit, the rest kept for `read_result`
+    learn,  # usage feedback from a call that succeeded
+)
+
+
+async def run_call(
+    ctx: Context,
+    state: RouterState,
+    name: str,
+    arguments: dict[str, Any],
+    answers: InputAnswers | None = None,
+) -> Answer:
+    """Run the call named `name` through every stage; its answer for the host.
+
+    An unknown tool or bad arguments raise `InvalidParams`, a denied one `ToolDenied` (both
+    JSON-RPC errors); a failing upstream gives an `isError` result."""
+    call = ToolCall(ctx, state, name, arguments, answers)
+    for stage in STAGES:
+        await stage(call)
+        if call.ended:
+            break
+    if call.answer is None:
+        raise RuntimeError(f"{name}: no stage answered the call")
+    return call.answer

@@ -1,0 +1,1 @@
+"""The stages of a tool call (`router.server.calls.pipeline`), one module each."""
