@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from router.core.sqlite import connect
 from router.embedding.base import Vectors
 
 if TYPE_CHECKING:
@@ -36,18 +37,6 @@ def default_cache_dir() -> Path:
         return Path(explicit).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "mcp-router"
-
-
-def connect(path: Path, schema: str) -> sqlite3.Connection:
-    """A connection to one of the router's SQLite files in the cache folder, made if absent:
-    WAL, so readers never block the one writer, and a 30 s wait for another process's lock."""
-    import sqlite3
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=30)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute(schema)
-    return connection
 
 
 class EmbeddingCache:

@@ -8,13 +8,13 @@ later write gets through. Any `sqlite3.Error` or `OSError` is raised as `StoreEr
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from router.core.errors import StoreError
+from router.core.sqlite import connect
 from router.pinning.decide import Pin, Seen, ToolKey, canonical, loads
 
 if TYPE_CHECKING:
@@ -66,18 +66,10 @@ class SqlitePins:
         import sqlite3
 
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            try:
-                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            except FileExistsError:
-                if self.path.stat().st_mode & 0o077:
-                    os.chmod(self.path, 0o600)
-            connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
+            connection = connect(self.path, _SCHEMA, timeout=BUSY_SECONDS, private=True)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"tool pins {self.path}: {exc}") from exc
         try:
-            connection.execute("PRAGMA journal_mode=WAL")  # -wal and -shm get the file's mode
-            connection.execute(_SCHEMA)
             yield connection
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"tool pins {self.path}: {exc}") from exc
@@ -121,13 +113,17 @@ class SqlitePins:
     def watch(self) -> SqliteVersion:
         import sqlite3
 
-        with self._connection():  # made, with its mode, before the watching connection
-            pass
         try:
             return SqliteVersion(
-                sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False)
+                connect(
+                    self.path,
+                    _SCHEMA,
+                    timeout=BUSY_SECONDS,
+                    private=True,
+                    check_same_thread=False,
+                )
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"tool pins {self.path}: {exc}") from exc
 
 

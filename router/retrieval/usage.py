@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from router.core.errors import StoreError
+from router.core.sqlite import connect
 from router.embedding.base import Vectors
-from router.embedding.cache import connect
 
 if TYPE_CHECKING:
     import sqlite3

@@ -16,13 +16,12 @@ reached raises (`StoreError`, `sqlite3.Error`, `OSError`): the sealer then refus
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from router.embedding.cache import connect
+from router.core.sqlite import connect
 
 if TYPE_CHECKING:
     import sqlite3
@@ -35,7 +34,7 @@ PRUNE_EVERY = 256
 """Claims between two deletions of expired rows."""
 PRUNE_SECONDS = 60.0
 """Seconds between two deletions of expired rows, whatever the number of claims."""
-BUSY_MS = 5_000
+BUSY_SECONDS = 5.0
 """How long a claim waits for another process's SQLite write lock (claims take microseconds)."""
 _SCHEMA = "CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires REAL NOT NULL)"
 
@@ -100,12 +99,4 @@ class SqliteNonces:
     def _connect(self) -> sqlite3.Connection:
         """A connection, the file made first with mode 0600 (its rows say when someone
         confirmed a call) in a folder only the owner may enter when the router made it."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        except FileExistsError:
-            if self.path.stat().st_mode & 0o077:
-                os.chmod(self.path, 0o600)
-        connection = connect(self.path, _SCHEMA)  # SQLite gives -wal and -shm the same mode
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        return connection
+        return connect(self.path, _SCHEMA, timeout=BUSY_SECONDS, private=True)
