@@ -66,13 +66,15 @@ def settle_long_lived() -> None:
     """Take what is alive now (a new catalog snapshot above all) out of the garbage
     collector's full passes.
 
-    A 20,000-tool catalog is millions of objects, and every full collection walked them
-    all while holding the GIL: 0.2-0.8 s in which the event loop could not run, triggered
-    by whatever allocated next (a `/v1/tools` page, the next re-index). Frozen objects
-    (`gc.freeze`) are still freed by reference counting, so a snapshot swapped out goes as
-    before; only garbage in reference cycles that is frozen would stay, which is why the
-    young generations are collected first. Call it after a swap, on the event loop: both
-    steps cost a few milliseconds.
+    A large catalog is millions of objects, and every full collection walked them all while
+    holding the GIL: a stall of the event loop, triggered by whatever allocated next (a
+    `/v1/tools` page, the next re-index). `python -m benchmarks.bounded_work` measures the
+    loop's worst stall at 20,000 tools (`benchmarks/results/bounded-work.json`). Frozen
+    objects (`gc.freeze`) are still freed by reference counting, so a snapshot swapped out
+    goes as before; only garbage in reference cycles that is frozen would stay, which is why
+    the young generations are collected first. Call it after a swap, on the event loop: both
+    steps are cheap (`collect(1)` walks only the young generations, and `freeze` moves the
+    generations without walking them).
     """
     gc.collect(1)
     gc.freeze()

@@ -20,9 +20,9 @@ def _bm25s_without_scipy() -> Any:
 
     bm25s imports scipy.sparse whenever it is installed (sentence-transformers brings it),
     only to offer a matrix builder the router does not use: its numpy builder gives the same
-    scores, bit for bit, and scipy would cost a long-lived router about 12 MiB of resident
-    memory. A `None` in `sys.modules` makes just that import fail; it is taken out again at
-    once, so anything else may still import scipy.
+    scores, bit for bit, and scipy, which nothing else in the router calls, would stay resident
+    in every long-lived router. A `None` in `sys.modules` makes just that import fail; it is
+    taken out again at once, so anything else may still import scipy.
     """
     if "scipy" in sys.modules:
         import bm25s
@@ -79,7 +79,8 @@ class LexicalIndex:
 
     def _query_tokens(self, query: str) -> list[str]:
         """The same steps as `bm25s.tokenize` (lowercase, its word pattern, English stop
-        words, stemming) without its per-call progress-bar setup, a millisecond a query."""
+        words, stemming) without its per-call progress-bar setup, which a query, tokenised on
+        every search, should not pay for."""
         words = [w for w in _WORD.findall(normalise(query).lower()) if w not in _STOPWORDS]
         stemmed: list[str] = self._stemmer.stemWords(words)
         return stemmed

@@ -74,18 +74,19 @@ class Ranking:
     step_quota: int = 0
     """How many of each step clause's own best tools go ahead of every other tool (0: none;
     they then rank by score like the rest). Off: on the dev halves, each set ranked by the
-    model trained without it, 1 raised the mean Recall@5 over three sets and two sizes by only
-    0.002 (BFCL +0.011 / +0.007, MetaTool -0.003 / -0.004) and MSC-Bench level 4 by 0.020 at
-    its own size but lowered it by 0.025 with 20k distractors; 2 lowered the mean by 0.005."""
+    model trained without it (`benchmarks.ranking_tune`'s harness), a quota barely moved the
+    mean Recall@5 and cost MSC-Bench's multi-tool requests at scale (benchmarks/README.md,
+    "A place up front for each step")."""
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
     usage_bonus: float = 1.0
     server_share: float = 0.8
     """The most of the top k one server may take unless the query names it (its tools past
-    that move behind the others'): 4 of 5, 8 of 10. Measured on the dev half at each set's
-    own size: Recall@5 -0.0008 (MSC-Bench) and -0.0006 (BFCL) against no cap; 0.6 cost
-    -0.0036 on both, and all-hit@5 -0.009 on MSC-Bench, whose multi-tool tasks often need
-    several tools of one server."""
+    that move behind the others'): 4 of 5, 8 of 10. So a server with many look-alike tools,
+    or words stuffed into them, cannot fill the top k. Chosen on the dev half at each set's
+    own size (the figures are in commit 4a78ff0's message): against no cap it costs next to
+    nothing in Recall@5, while a tighter 0.6 costs more, above all on MSC-Bench, whose
+    multi-tool tasks often need several tools of one server."""
     usage_cap: float = 0.1
     """The most a usage lift adds, as a fraction of the best fused score: enough to reorder
     close candidates, never to pull a tool from deep in the list to the top."""

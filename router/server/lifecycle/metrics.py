@@ -6,8 +6,8 @@ forwarded calls (the `forward` stage of `router.server.calls.pipeline`), listing
 inbound request (`router.server.lifecycle.observe`).
 Upstream states are read from the pool at scrape time, so they
 are always current. Tokens saved by a listing are counted when `/metrics` is scraped, never
-on the request path: counting loads tiktoken and, once per catalog generation, the full
-catalog (seconds at 20k tools), which a server that is never scraped must not pay for.
+on the request path: counting loads tiktoken and, once per catalog generation, counts the
+full catalog, work that grows with it and that a server never scraped must not pay for.
 """
 
 from __future__ import annotations

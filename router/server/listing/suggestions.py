@@ -1,11 +1,11 @@
 """Close matches for an unknown tool name, in work bounded at any catalog size.
 
-`difflib.get_close_matches` against every name of a 20,000-tool catalog takes a third of a
-second of pure Python: even in a worker thread it holds the GIL, and the event loop waits
-for it in turns of up to the interpreter's switch interval (5 ms). So each snapshot's names
-have their characters counted once (a matrix of 64 counts a name, `[A-Za-z0-9_-]`, built
-with numpy at the first unknown name after a swap), and an unknown name is compared by
-difflib only with the `CANDIDATES` names whose counts overlap its own most. The overlap
+`difflib.get_close_matches` against every name of a large catalog is pure Python whose time
+grows with the catalog: even in a worker thread it holds the GIL, and the event loop waits
+for it in turns of up to the interpreter's switch interval. So each snapshot's names have
+their characters counted once (a matrix of 64 counts a name, `[A-Za-z0-9_-]`, built with
+numpy with the snapshot, in the rebuild's worker thread), and an unknown name is compared
+by difflib only with the `CANDIDATES` names whose counts overlap its own most. The overlap
 gives difflib's `quick_ratio`, an upper bound of the ratio it ranks by, so a name past the
 cutoff is missed only when more than `CANDIDATES` others look at least as close by their
 characters; and taken in descending order of that bound, the comparing stops as soon as no
@@ -21,7 +21,7 @@ import string
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy loads with the first unknown name, in its worker thread
+if TYPE_CHECKING:  # numpy loads with the first snapshot's names, in the rebuild's thread
     import numpy as np
 
 ALPHABET = string.ascii_letters + string.digits + "_-"

@@ -34,12 +34,13 @@ the notes are text contents), and so are a prompt's messages, one content block 
 marker is a message of the last message's role).
 
 Tokenising stops once the limit is known to be passed: a long text is encoded only as far
-as the limit reaches (`router.server.results.cutting`), so cutting 5 MB costs about what cutting
-200 kB does. The text sent is counted exactly; the whole result's count, and so the tokens
-cut, are then an estimate extrapolated from the encoded prefix: the marker says "about" and
-`_meta` says `"estimated": true`. `limit_result` (and its siblings) run the cut in a worker
-thread, and skip it whenever a cheap bound (tokens never outnumber UTF-8 bytes) shows that
-the result fits.
+as the limit reaches (`router.server.results.cutting`), so the work grows with the limit, not
+with the result (`python -m benchmarks.bounded_work` times a 5 MB cut against tokenising it
+whole, `benchmarks/results/bounded-work.json`). The text sent is counted exactly; the whole
+result's count, and so the tokens cut, are then an estimate extrapolated from the encoded
+prefix: the marker says "about" and `_meta` says `"estimated": true`. `limit_result` (and its
+siblings) run the cut in a worker thread, and skip it whenever a cheap bound (tokens never
+outnumber UTF-8 bytes) shows that the result fits.
 
 A cut tool result's text is kept for reading on (`router.server.results.kept`), when a `Keeping` is
 handed in: the marker then names a handle and the `read_result` call that returns the next

@@ -129,11 +129,11 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 200
-"""m is pgvector's default; ef_construction is raised from its 64. On the 100k-tool catalog
-of `benchmarks.store_scale` (near-duplicate renamed copies, a hard case for the graph), 200
-cut the labelled queries whose gold tool the index missed from 41 to 17 of 351 at
-ef_search 40 and from 23 to 4 at 200, for a build of 34 s instead of 14 s; m 32 was no
-better and slower. The committed run's figures: benchmarks/results/store_scale.json."""
+"""m is pgvector's default; ef_construction is raised from its 64. On the large catalogs of
+`benchmarks.store_scale` (near-duplicate renamed copies, a hard case for the graph), 200 let
+the index miss far fewer of the labelled queries' gold tools at every ef_search, for a
+longer build, paid once per store; m 32 was no better and slower. The committed run's
+figures: benchmarks/results/store_scale.json."""
 
 
 def migrate(connection: psycopg.Connection[tuple[object, ...]], where: str) -> int:

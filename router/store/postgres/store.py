@@ -297,7 +297,7 @@ class PostgresStore:
             if present:
                 return
             connection.execute(f"SET lock_timeout = '{FILL_LOCK_TIMEOUT}'")
-            connection.execute("SET statement_timeout = 0")  # 250k tools: minutes
+            connection.execute("SET statement_timeout = 0")  # grows with the catalog: no limit
             connection.execute("SET maintenance_work_mem = '1GB'")
             connection.execute("SELECT pg_advisory_lock(%s)", (lock_key(table),))
             try:

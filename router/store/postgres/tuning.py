@@ -16,4 +16,5 @@ keeps the two equal)."""
 DEFAULT_EF_SEARCH = 400
 """The fastest setting within 0.01 Recall@5 of exact search (upper bound of its 95% interval)
 at every size measured. pgvector builds the graph in parallel, so its recall varies between
-builds: in an earlier run 100 passed too; in the committed one only 400 did at 250k tools."""
+builds, and a smaller setting that passes in one run may fail in the next: the choice is the
+committed run's (`recommendation` in benchmarks/results/store_scale.json)."""

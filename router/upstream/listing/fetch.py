@@ -123,10 +123,10 @@ async def drop_last_message(client: Client, listing: Listing) -> None:
     message.
 
     The SDK's transport tasks keep the last message they read (the line, its parsed JSON) in
-    the locals of their wait for the next one. After a listing of 20,000 tools that is tens
-    of megabytes of RSS held until the upstream next says something; the memory after
-    indexing 20k tools is tracked by `python -m benchmarks.perf` (benchmarks/results/
-    perf.json, `memory`). Any answer, an error included, replaces it.
+    the locals of their wait for the next one. After a large listing that is the whole
+    listing, as text and as parsed JSON, held until the upstream next says something; the
+    memory after indexing 20k tools is tracked by `python -m benchmarks.perf`
+    (benchmarks/results/perf.json, `memory`). Any answer, an error included, replaces it.
     """
     if len(listing.tools) < _LARGE_LISTING:
         return
