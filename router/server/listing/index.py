@@ -253,7 +253,7 @@ class LiveIndex:
 
             def prepare() -> tuple[list[ToolSpec], tuple[Catalog, dict[str, ToolRecord]] | None]:
                 # In a worker thread: naming, the search texts and a fingerprint per tool
-                # take seconds at a quarter of a million tools.
+                # take time that grows with the catalog, off the event loop.
                 wanted = self._catalog_specs(submitted)
                 if wanted == self._built_from and not rebuild_anyway:
                     return wanted, None
