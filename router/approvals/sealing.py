@@ -19,6 +19,10 @@ Confirmations, held calls, code runs and pin approvals all give a 2026-07-28 hos
 `Sealer.open` checks everything but the nonce and says which check failed (`Refused`);
 `Sealer.claim` spends the nonce; `open_once` does both. Payloads are JSON and readable by
 the client (base64 is not encryption): put nothing secret in one.
+
+Work paused at a question (a held call, a code run: `Paused`) is sealed and reopened by
+`Pauses`, one per kind and process: a state names the paused work, which of its questions it
+answers and the process that holds it, since only that process can resume it.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import anyio.to_thread
+
+from router.core.errors import InvalidParams
 
 Purpose = Literal["confirm", "held", "code", "pin"]
 Why = Literal[
@@ -237,3 +243,68 @@ def _same(found: Any, wanted: Any) -> bool:
         and isinstance(wanted, str)
         and hmac.compare_digest(found.encode(), wanted.encode())
     )
+
+
+class Paused(Protocol):
+    """Work paused at a question until a 2026-07-28 host's retry answers it."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def binding(self) -> Binding:
+        """Whom and what its states are for: the retry must bring the same."""
+        ...
+
+    @property
+    def pending(self) -> object | None:
+        """The question waiting for its answer; None while none waits."""
+        ...
+
+    @property
+    def generation(self) -> int:
+        """Which question the next state answers (a retry answers each once)."""
+        ...
+
+
+P = TypeVar("P", bound=Paused)
+
+
+@dataclass(frozen=True, slots=True)
+class Pauses(Generic[P]):
+    """Seals the states of one kind of paused work and opens their retries; each refusal an
+    `InvalidParams` that says why in that kind's words."""
+
+    sealer: Sealer
+    instance: str
+    """This process, named in each state: a retry that reaches another replica is told."""
+    paused: Mapping[str, P]
+    """The paused work of this process, by id."""
+    refused: str
+    """Why a state does not open, with `{why}` for `Refused.describe`."""
+    elsewhere: str
+    """Said when the state was sealed by another process."""
+    gone: str
+    """Said when the work is no longer paused here, or is another caller's."""
+
+    def seal(self, paused: P, seconds: float) -> str:
+        """The state a retry answers `paused`'s current question with."""
+        data = {"id": paused.id, "g": paused.generation, "at": self.instance}
+        return self.sealer.seal(paused.binding, seconds, data)
+
+    async def open(self, state: str, expected: Binding) -> P:
+        """The paused work `state` answers the question of, its nonce spent."""
+        opened = self.sealer.open(state, expected)
+        if isinstance(opened, Refused):
+            raise InvalidParams(self.refused.format(why=opened.describe()))
+        if opened.data.get("at") != self.instance:
+            raise InvalidParams(self.elsewhere)
+        paused = self.paused.get(str(opened.data.get("id")))
+        if paused is None or paused.binding != expected:
+            raise InvalidParams(self.gone)
+        spent = await self.sealer.spend(opened)
+        if spent is not None:
+            raise InvalidParams(self.refused.format(why=spent.describe()))
+        if paused.pending is None or opened.data.get("g") != paused.generation:
+            raise InvalidParams("mcp-router: this question was answered already")
+        return paused

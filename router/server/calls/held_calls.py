@@ -32,7 +32,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter
 
-from router.approvals.sealing import Binding, Refused, Sealer, digest
+from router.approvals.sealing import Binding, Pauses, Sealer, digest
 from router.core.catalog import ToolRecord
 from router.core.errors import InvalidParams
 from router.server.access.authorization import current_access
@@ -77,6 +77,10 @@ class HeldCall:
     generation: int = 0
     """Which question the next sealed state answers (a retry answers each once)."""
 
+    @property
+    def binding(self) -> Binding:
+        return Binding("held", self.owner, None, self.call)
+
     async def ask(self, request: Any, result_type: type[_R]) -> _R | types.ErrorData:
         """The upstream's request: wait until the host's retry answers it."""
         question = _Question(request)
@@ -95,9 +99,18 @@ class HeldCalls:
 
     def __init__(self, sealer: Sealer | None = None) -> None:
         self.sealer = sealer or Sealer()
-        self.instance = secrets.token_urlsafe(9)
-        """This process, named in each state: a retry that reaches another replica is told."""
         self._held: dict[str, HeldCall] = {}
+        self._pauses = Pauses(
+            self.sealer,
+            secrets.token_urlsafe(9),
+            self._held,
+            refused="mcp-router: the held call was not resumed: {why}; call the tool again",
+            elsewhere="mcp-router: another replica holds this call (a call waiting for an "
+            "answer stays in the router process that started it, and this request reached "
+            "another); retry the tool from the start",
+            gone="mcp-router: this call is no longer held here (it ended, expired, or was "
+            "answered); call the tool again",
+        )
         self._task_group: anyio.abc.TaskGroup | None = None
 
     async def run(
@@ -163,9 +176,11 @@ class HeldCalls:
     ) -> Outcome:
         """The host's retry of the call of `record` with `arguments`: answer the held
         call's question, then its next outcome."""
-        held, question = await self._open(
+        held = await self._pauses.open(
             state, Binding("held", _caller(), None, _digest(record, arguments))
         )
+        question = held.pending
+        assert question is not None  # `open` refuses a state of no waiting question
         answer = (responses or {}).get("input")
         if answer is None:
             raise InvalidParams("mcp-router: the retry carries no answer to the question")
@@ -173,32 +188,6 @@ class HeldCalls:
         held.pending = None
         question.answered.set()
         return await self._outcome(held)
-
-    async def _open(self, state: str, expected: Binding) -> tuple[HeldCall, _Question]:
-        """The held call and the question `state` answers, its nonce spent; else the error
-        that says why not."""
-        opened = self.sealer.open(state, expected)
-        if isinstance(opened, Refused):
-            raise _refused(opened)
-        if opened.data.get("at") != self.instance:
-            raise InvalidParams(
-                "mcp-router: another replica holds this call (a call waiting for an answer "
-                "stays in the router process that started it, and this request reached "
-                "another); retry the tool from the start"
-            )
-        held = self._held.get(str(opened.data.get("id")))
-        if held is None or held.owner != expected.principal or held.call != expected.digest:
-            raise InvalidParams(
-                "mcp-router: this call is no longer held here (it ended, expired, or was "
-                "answered); call the tool again"
-            )
-        spent = await self.sealer.spend(opened)
-        if spent is not None:
-            raise _refused(spent)
-        question = held.pending
-        if question is None or opened.data.get("g") != held.generation:
-            raise InvalidParams("mcp-router: this question was answered already")
-        return held, question
 
     async def _outcome(self, held: HeldCall) -> Outcome:
         try:
@@ -212,11 +201,9 @@ class HeldCalls:
             return item
         held.pending = item
         held.generation += 1
-        binding = Binding("held", held.owner, None, held.call)
-        data = {"id": held.id, "g": held.generation, "at": self.instance}
         return types.InputRequiredResult(
             input_requests={"input": item.request},
-            request_state=self.sealer.seal(binding, HOLD_SECONDS, data),
+            request_state=self._pauses.seal(held, HOLD_SECONDS),
         )
 
 
@@ -227,9 +214,3 @@ def _caller() -> str:
 
 def _digest(record: ToolRecord, arguments: dict[str, Any]) -> str:
     return digest(record.server, record.name, arguments)
-
-
-def _refused(refused: Refused) -> InvalidParams:
-    return InvalidParams(
-        f"mcp-router: the held call was not resumed: {refused.describe()}; call the tool again"
-    )

@@ -36,11 +36,10 @@ import anyio.abc
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from router.approvals.sealing import Binding, Refused, Sealer, digest
+from router.approvals.sealing import Binding, Pauses, Sealer, digest
 from router.code_mode.outcome import Outcome
 from router.code_mode.sandbox import CallRefused, Host, Sandbox, untimed
 from router.config import RouterConfig
-from router.core.errors import InvalidParams
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +76,10 @@ class Run:
     pending: _Question | None = None
     generation: int = 0
 
+    @property
+    def binding(self) -> Binding:
+        return Binding("code", self.principal, None, digest(self.code))
+
     async def ask(self, result: types.InputRequiredResult) -> types.InputResponses:
         """A call's question to the host: wait (untimed) until the host's retry answers."""
         question = _Question(result)
@@ -100,9 +103,18 @@ class CodeRuns:
         self.result_tokens = result_tokens
         """`router.limits.result_tokens`: what an `execute` result may cost."""
         self.sealer = sealer or Sealer()
-        self.instance = secrets.token_urlsafe(9)
-        """This process, named in each state: a retry that reaches another replica is told."""
         self._runs: dict[str, Run] = {}
+        self._pauses = Pauses(
+            self.sealer,
+            secrets.token_urlsafe(9),
+            self._runs,
+            refused="mcp-router: the paused program was not resumed: {why}; run it again",
+            elsewhere="mcp-router: another replica runs this program (a paused program stays "
+            "in the router process that started it, and this request reached another); run "
+            "it again from the start",
+            gone="mcp-router: this program is no longer paused here (it ended or expired); "
+            "run it again",
+        )
         self._task_group: anyio.abc.TaskGroup | None = None
 
     @classmethod
@@ -174,7 +186,9 @@ class CodeRuns:
         ctx: Any,
     ) -> Outcome | types.InputRequiredResult:
         """The host's retry: answer the paused call's question, then the run's next."""
-        run, question = await self._open(state, Binding("code", principal, None, digest(code)))
+        run = await self._pauses.open(state, Binding("code", principal, None, digest(code)))
+        question = run.pending
+        assert question is not None  # `open` refuses a state of no waiting question
         run.ctx = ctx
         run.pending = None
         question.responses = dict(responses or {})
@@ -194,45 +208,7 @@ class CodeRuns:
             return item
         run.pending = item
         run.generation += 1
-        binding = Binding("code", run.principal, None, digest(run.code))
-        data = {"id": run.id, "g": run.generation, "at": self.instance}
         return types.InputRequiredResult(
             input_requests=item.result.input_requests,
-            request_state=self.sealer.seal(binding, HOLD_SECONDS, data),
+            request_state=self._pauses.seal(run, HOLD_SECONDS),
         )
-
-    async def _open(self, state: str, expected: Binding) -> tuple[Run, _Question]:
-        """The paused run and the question `state` answers, its nonce spent; else the
-        error that says why not."""
-        opened = self.sealer.open(state, expected)
-        if isinstance(opened, Refused):
-            raise _refused(opened)
-        if opened.data.get("at") != self.instance:
-            raise InvalidParams(
-                "mcp-router: another replica runs this program (a paused program stays in "
-                "the router process that started it, and this request reached another); run "
-                "it again from the start"
-            )
-        run = self._runs.get(str(opened.data.get("id")))
-        if (
-            run is None
-            or run.principal != expected.principal
-            or digest(run.code) != expected.digest
-        ):
-            raise InvalidParams(
-                "mcp-router: this program is no longer paused here (it ended or expired); "
-                "run it again"
-            )
-        spent = await self.sealer.spend(opened)
-        if spent is not None:
-            raise _refused(spent)
-        question = run.pending
-        if question is None or opened.data.get("g") != run.generation:
-            raise InvalidParams("mcp-router: this question was answered already")
-        return run, question
-
-
-def _refused(refused: Refused) -> InvalidParams:
-    return InvalidParams(
-        f"mcp-router: the paused program was not resumed: {refused.describe()}; run it again"
-    )
