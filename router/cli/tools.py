@@ -1,8 +1,8 @@
 """`mcp-router tools review|approve`: the tools that tool pinning holds, and approving them.
 
-Tool pinning (`router.pinning`, `router/pinning.py`) records each tool's definition when the
-router first sees it and holds a tool whose definition changed since (or, under `strict`, a
-new tool of a server seen before) until a person approves it. `review` shows each held tool
+Tool pinning (`router.pinning`) records each tool's definition when the router first sees it
+and holds a tool whose definition changed since (or, under `strict`, a new tool of a server
+seen before) until a person approves it. `review` shows each held tool
 of the config's servers with the unified diff of the approved and the new definition;
 `approve SERVER/TOOL ...` (or `--all`) approves the new definitions. Both read the pins a
 serving router reads: with `router.store` (or `--store URL`), the shared store's, which
@@ -10,7 +10,8 @@ every replica shares; without, the config's cache folder's (`tool-pins.sqlite3`)
 router notices an approval within a couple of seconds, or at once on the next call to the
 tool, and serves the new definition without a restart. The CLI is a person with the config
 (and its store's credentials): it may always approve, as an operator (`router.operators`)
-may in a session.
+may in a session. What they read and do is `router.pinning.review`'s; this module parses
+the arguments and opens the pins.
 
 `review --json` prints one list: `[{"server", "tool", "reason": "changed"|"new",
 "changed_at": float|null, "approved": object|null, "pending": object, "diff": str}]`.
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +31,7 @@ from router.config import RouterConfig, load_config
 from router.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from router.pinning import Pin, PinStore
+    from router.pinning import PinStore
 
 
 _STORE_HELP = "the shared PostgreSQL store whose pins the replicas read (overrides router.store)"
@@ -60,17 +60,17 @@ def opened_pins(config: RouterConfig) -> Iterator[PinStore]:
     """The pins a router serving `config` reads: the shared store's with `router.store`
     (connected, and closed afterwards), else the cache folder's file."""
     from router.embedding.cache import default_cache_dir
-    from router.pinning import PinStore, SqlitePins
+    from router.pinning import PinStore
 
-    local = SqlitePins(config.router.cache_dir or default_cache_dir())
+    cache_dir = config.router.cache_dir or default_cache_dir()
     if config.router.store is None:
-        yield PinStore(local)
+        yield PinStore.local(cache_dir)
         return
     from router.store.opening import open_store
 
     store = open_store(config)
     try:
-        yield PinStore(store.pin_backend() or local)
+        yield PinStore.serving(store.pin_backend(), cache_dir)
     finally:
         store.close()
 
@@ -79,13 +79,6 @@ def _config(args: argparse.Namespace) -> RouterConfig:
     from router.cli.serve import with_store
 
     return with_store(load_config(args.config), args.store)
-
-
-def _held(config: RouterConfig, store: PinStore) -> list[Pin]:
-    """The held tools of the config's servers (none when nothing was ever recorded)."""
-    if not store.backend.exists():
-        return []
-    return [pin for pin in store.pending() if pin.server in config.servers]
 
 
 def _note_off(config: RouterConfig, file: Path) -> None:
@@ -97,76 +90,32 @@ def _note_off(config: RouterConfig, file: Path) -> None:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    from router.pinning import diff
+    from router.pinning import review
 
     config = _config(args)
     _note_off(config, args.config)
     with opened_pins(config) as store:
-        held = _held(config, store)
+        held = review.held(store, config.servers)
     if args.json:
-        listed = [
-            {
-                "server": pin.server,
-                "tool": pin.tool,
-                "reason": pin.reason,
-                "changed_at": pin.changed_at,
-                "approved": pin.approved_definition,
-                "pending": pin.pending_definition,
-                "diff": diff(pin),
-            }
-            for pin in held
-        ]
-        print(json.dumps(listed, indent=2, ensure_ascii=False))
-        return 0
-    if not held:
-        print("no held tools: every tool's definition is the approved one")
-        return 0
-    for pin in held:
-        why = "changed since it was approved" if pin.reason == "changed" else "new (strict)"
-        print(f"{pin.name}: {why}, {_ago(pin.changed_at)}")
-        print(diff(pin))
-        print()
-    names = " ".join(pin.name for pin in held)
-    print(f"approve: mcp-router tools approve {names} --config {args.config}")
+        print(json.dumps(review.as_json(held), indent=2, ensure_ascii=False))
+    else:
+        print(review.as_text(held, args.config))
     return 0
 
 
 def run_approve(args: argparse.Namespace) -> int:
+    from router.pinning import review
+
     config = _config(args)
     if bool(args.names) == bool(args.all):
         raise ConfigError("name the tools to approve as SERVER/TOOL, or give --all (not both)")
     _note_off(config, args.config)
     with opened_pins(config) as store:
-        return _approve(args, config, store)
-
-
-def _approve(args: argparse.Namespace, config: RouterConfig, store: PinStore) -> int:
-    held = {pin.name: pin for pin in _held(config, store)}
-    wanted = list(held) if args.all else list(dict.fromkeys(args.names))
-    unknown = [name for name in wanted if name not in held]
-    if unknown:
-        listed = ", ".join(held) or "none"
-        raise ConfigError(
-            f"not held: {', '.join(unknown)} (held now: {listed}; see mcp-router tools "
-            f"review --config {args.config})"
-        )
-    if not wanted:
-        print("no held tools: nothing to approve")
-        return 0
-    for name in wanted:
-        pin = held[name]
-        approved = store.approve(pin.server, pin.tool, pin.pending_fingerprint)
-        if approved is None:  # the upstream changed it again since `held` was read
-            raise ConfigError(f"{name} changed again meanwhile; review it again")
-        print(f"approved {name}")
+        held = review.held(store, config.servers)
+        chosen = review.chosen(held, None if args.all else args.names, args.config)
+        if not chosen:
+            print("no held tools: nothing to approve")
+        for pin in chosen:
+            review.approve_shown(store, pin)
+            print(f"approved {pin.name}")
     return 0
-
-
-def _ago(when: float | None) -> str:
-    if when is None:
-        return "just now"
-    seconds = max(0, int(time.time() - when))
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds // size} {unit} ago"
-    return f"{seconds} s ago"

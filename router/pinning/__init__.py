@@ -34,6 +34,12 @@ confirmed is held as `unverified`, except one this process saw approved with the
 fingerprint; held tools are never released by a failure; the state shows in `/healthz`
 (`Pinning.health`) and the log, and clears when the pins read again. Everything here blocks:
 call it from a worker thread in async code.
+
+The rest of the capability: the decision (`decide`), the pin logic over a backend (`store`),
+what a person reads and does to release a tool, in the CLI or a session (`review`), the held
+tools a search names (`matching`), and a serving router's watch for approvals made elsewhere
+(`watching`, async). The server only calls these: its live index holds and releases through
+`Pinning`, and `router.server.calls.pin_approval` asks the operator over MCP.
 """
 
 from __future__ import annotations
@@ -42,12 +48,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from router.core.catalog import ToolRecord
+from router.core.errors import ToolHeld
 from router.pinning.backend import PinBackend
 from router.pinning.decide import (
     Hold,
@@ -186,6 +193,38 @@ class Pinning:
                 self.command("approve", f"{server}/{tool}"),
             )
         return {r.qualified_name: Hold(r, held[r.key]) for r in records if r.key in held}
+
+    def approved_since(self, held: Mapping[str, Hold]) -> bool:
+        """Whether a tool of `held` (a snapshot's held tools) was approved since, or held
+        as unverified may now be decided (blocking: the store, recording nothing). Pins that
+        failed release nothing: they are tried again (`router.pinning.watching`), and a
+        failure here is marked so."""
+        if not held or not self.on or self.unreadable:
+            return False
+        assert self.store is not None
+        records = [hold.record for hold in held.values()]
+        try:
+            still = self.store.held_now(records, self.mode)
+        except Exception as exc:  # held as they are: a failure never approves
+            self.failed(exc)
+            return False
+        return len(still) != len(held) or any(h.reason == "unverified" for h in held.values())
+
+    def held_changed(self, records: Iterable[ToolRecord], held: Mapping[str, Hold]) -> bool:
+        """Decide a snapshot's tools again, its catalog's `records` and its `held` ones
+        (pins that failed may read again): whether what is held, or why, changed."""
+        records = [*records, *(hold.record for hold in held.values())]
+        now = self.hold(records)
+        return {n: h.reason for n, h in now.items()} != {n: h.reason for n, h in held.items()}
+
+    def refused(
+        self, name: str, server: str, tool: str, reason: str, *, operators: bool = False
+    ) -> ToolHeld:
+        """The error of a call to a held tool, naming the commands that review and approve
+        it (`operators`: the caller may not approve it, so it names who may)."""
+        approve = self.command("approve", f"{server}/{tool}")
+        review = self.command("review")
+        return ToolHeld(name, server, tool, reason, approve, review, operators=operators)
 
     def failed(self, error: BaseException | str) -> None:
         """The pins failed (a check, a look for approvals): said once, until they read."""

@@ -48,6 +48,12 @@ class PinStore:
         """The pins in `directory/tool-pins.sqlite3`."""
         return cls(SqlitePins(directory))
 
+    @classmethod
+    def serving(cls, backend: PinBackend | None, directory: Path) -> PinStore:
+        """The pins a router reads: `backend`, the shared store's, when the router has one
+        (so no replica trusts on first use what another saw), else those of `directory`."""
+        return cls(backend or SqlitePins(directory))
+
     @property
     def where(self) -> str:
         return self.backend.where

@@ -2,12 +2,12 @@
 
 A call to a tool that tool pinning holds (`router.pinning`) is the `ToolHeld` error, unless
 the caller may approve it and its host declared form elicitation: then the caller is asked,
-in a message that names the tool and shows what changed (the unified diff of the approved
-and the new definition, cut to `SHOWN_DIFF` characters), whether to approve it and run the
-call. Accept approves the definition shown, and only that one (an upstream that changed it
-again meanwhile gets nothing approved, and the call is refused), as `mcp-router tools
-approve` would, for every router sharing the pins (every replica, with a shared store); the
-call then runs. Decline, cancel, no answer within the upstream's call timeout, or a host
+in a message that names the tool and shows what changed (`router.pinning.review.question`:
+the unified diff of the approved and the new definition, cut short), whether to approve it
+and run the call. Accept approves the definition shown, and only that one (an upstream that
+changed it again meanwhile gets nothing approved, and the call is refused), as `mcp-router
+tools approve` would, for every router sharing the pins (every replica, with a shared
+store); the call then runs. Decline, cancel, no answer within the upstream's call timeout, or a host
 that cannot ask: the tool stays held, the call is the `ToolHeld` error.
 
 Approving changes what everyone is served, so it is a right (`may_approve`): on stdio the
@@ -41,7 +41,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.approvals.sealing import Binding, Refused, digest
 from router.core.errors import ToolHeld
-from router.pinning import Pin, diff
+from router.pinning import Pin
+from router.pinning.review import question
 from router.server.access.authorization import current_access
 from router.server.lifecycle.state import RouterState
 from router.upstream.connection.host_requests import InputAnswers
@@ -50,8 +51,6 @@ logger = logging.getLogger(__name__)
 
 PIN_KEY = "mcp-router/approve-tool"
 """The key of the router's question among a call's input requests and responses."""
-SHOWN_DIFF = 1_500
-"""Characters of the diff shown in the question; the rest is elided."""
 STATE_SECONDS = 300.0
 """How long a sealed pin question can be answered."""
 _NO_FIELDS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -80,11 +79,8 @@ async def release(
     if store is None or held.reason == "unverified":
         raise held
     if not may_approve(state):
-        name = f"{held.server}/{held.tool}"
-        review, approve = pinning.command("review"), pinning.command("approve", name)
-        raise ToolHeld(
-            held.name, held.server, held.tool, held.reason, approve, review, operators=True
-        ) from None
+        refused = pinning.refused(held.name, held.server, held.tool, held.reason, operators=True)
+        raise refused from None
     caps = ctx.session.client_capabilities
     elicitation = caps.elicitation if caps is not None else None
     if elicitation is None or (elicitation.form is None and elicitation.url is not None):
@@ -168,19 +164,5 @@ async def _answered(
 
 
 def _question(held: ToolHeld, pin: Pin) -> types.ElicitRequestFormParams:
-    change = diff(pin)
-    if len(change) > SHOWN_DIFF:
-        change = change[:SHOWN_DIFF] + f"\n… ({len(change):,} characters in all)"
-    if held.reason == "changed":
-        lead = (
-            f"The tool {held.tool} of server {held.server} changed since it was approved. "
-            "Read the change: approve the new definition, for everyone the router serves, "
-            "and run this call?"
-        )
-    else:
-        lead = (
-            f"Server {held.server} added a new tool, {held.tool}, which router.pinning "
-            "'strict' holds. Read it: approve it, for everyone the router serves, and run "
-            "this call?"
-        )
-    return types.ElicitRequestFormParams(message=f"{lead}\n\n{change}", requested_schema=_NO_FIELDS)
+    message = question(pin, held.reason)
+    return types.ElicitRequestFormParams(message=message, requested_schema=_NO_FIELDS)

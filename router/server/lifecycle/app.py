@@ -26,7 +26,7 @@ from router.core.changes import Changes
 from router.core.errors import EmbeddingError, InvalidParams
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
-from router.pinning import Pinning, PinStore, SqlitePins
+from router.pinning import Pinning, PinStore
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
@@ -136,9 +136,7 @@ async def _router_state(
             settings.pinning,
             # with a shared store, the fleet's pins: no replica trusts on first use
             # what another saw (router.store.pins)
-            PinStore(store.pin_backend() or SqlitePins(cache_dir))
-            if settings.pinning != "off"
-            else None,
+            PinStore.serving(store.pin_backend(), cache_dir) if settings.pinning != "off" else None,
             config.source,
         ),
     )

@@ -26,7 +26,7 @@ from router.core.naming import NameRules
 from router.core.tool_patterns import resolve_pins
 from router.embedding.base import Embedder
 from router.pinning import Hold, Pinning
-from router.pinning.backend import PinVersion
+from router.pinning.watching import watch_approvals
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.server.listing.suggestions import NameMatcher
@@ -42,11 +42,6 @@ STORE_RETRY_SECONDS = 5
 """How soon a rebuild that found the shared store down tries it again."""
 TOUCH_INTERVAL_SECONDS = 6 * 3600
 """How often a live index tells the store its tools are still served (it prunes after 7 days)."""
-PIN_POLL_SECONDS = 2.0
-"""How often a live index looks for approvals written elsewhere (`mcp-router tools approve`,
-another replica)."""
-PIN_RETRY_SECONDS = 5.0
-"""How often pins that failed are tried again while they fail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +143,9 @@ class LiveIndex:
         async with anyio.create_task_group() as group:
             group.start_soon(self._still_serving)
             if self.pinning.on:
-                group.start_soon(self._watch_approvals)
+                group.start_soon(
+                    watch_approvals, self.pinning, self.release_approved, self.recheck_pins
+                )
             await self._rebuild_when_changed()
 
     async def _rebuild_when_changed(self) -> None:
@@ -172,58 +169,12 @@ class LiveIndex:
                 with contextlib.suppress(StoreError):
                     await anyio.to_thread.run_sync(self.store.touch, records)
 
-    async def _watch_approvals(self) -> None:
-        """Rebuild when another process approved a held tool (`mcp-router tools approve`, an
-        operator on another replica): the pins' version every `PIN_POLL_SECONDS` (`PRAGMA
-        data_version`, or the shared store's highest row version), the rows read only when
-        it moved. Pins that fail are marked so (held tools stay held); while they do, the
-        held tools are decided again every `PIN_RETRY_SECONDS`, and released once they read."""
-        assert self.pinning.store is not None
-        store = self.pinning.store
-        watch: PinVersion | None = None
-        seen: object = None
-        retried = anyio.current_time()
-        try:
-            while True:
-                try:
-                    if watch is None:
-                        watch = await anyio.to_thread.run_sync(store.watch)
-                    version = await anyio.to_thread.run_sync(watch.version)
-                except Exception as exc:  # said once; a check that fails holds, never releases
-                    self.pinning.failed(exc)
-                    if watch is not None:
-                        watch.close()
-                    watch = None
-                else:
-                    if seen is not None and version != seen:
-                        await self.release_approved()
-                    seen = version
-                    now = anyio.current_time()
-                    if self.pinning.unreadable and now - retried >= PIN_RETRY_SECONDS:
-                        retried = now
-                        await self.recheck_pins()
-                await anyio.sleep(PIN_POLL_SECONDS)
-        finally:
-            if watch is not None:
-                watch.close()
-
     async def release_approved(self) -> bool:
         """Rebuild if a held tool of the current snapshot was approved since; whether one was
         (a call to a held tool asks this before it fails). Pins that failed release nothing
-        (`_watch_approvals` tries them again)."""
+        (`router.pinning.watching` tries them again)."""
         held = self._snapshot.held
-        if not held or not self.pinning.on or self.pinning.unreadable:
-            return False
-        assert self.pinning.store is not None
-        records = [hold.record for hold in held.values()]
-        try:
-            still = await anyio.to_thread.run_sync(
-                self.pinning.store.held_now, records, self.pinning.mode
-            )
-        except Exception as exc:  # held as they are: a failure never approves
-            self.pinning.failed(exc)
-            return False
-        if len(still) == len(held) and all(h.reason != "unverified" for h in held.values()):
+        if not held or not await anyio.to_thread.run_sync(self.pinning.approved_since, held):
             return False
         await self.rebuild(repin=True)
         return True
@@ -232,11 +183,10 @@ class LiveIndex:
         """Decide the held tools of the current snapshot's catalog again (pins that failed
         may read again); rebuild only if what is held changed."""
         snapshot = self._snapshot
-        records = [*snapshot.catalog.records, *(hold.record for hold in snapshot.held.values())]
-        held = await anyio.to_thread.run_sync(self.pinning.hold, records)
-        if {n: h.reason for n, h in held.items()} == {
-            n: h.reason for n, h in snapshot.held.items()
-        }:
+        changed = await anyio.to_thread.run_sync(
+            self.pinning.held_changed, snapshot.catalog.records, snapshot.held
+        )
+        if not changed:
             return False
         await self.rebuild(repin=True)
         return True

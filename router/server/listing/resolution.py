@@ -87,11 +87,7 @@ class ToolNames:
             raise ToolDenied(name, settings.policy.rule_for(held.record).rule)
         if held is not None:
             tool = held.record
-            pinning = self.index.pinning
-            approve = pinning.command("approve", f"{tool.server}/{tool.name}")
-            raise ToolHeld(
-                name, tool.server, tool.name, held.reason, approve, pinning.command("review")
-            )
+            raise self.index.pinning.refused(name, tool.server, tool.name, held.reason)
         raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())
 
     def suggestions(self, name: str, view: View = EVERYTHING) -> tuple[str, ...]:

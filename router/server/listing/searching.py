@@ -14,8 +14,9 @@ from mcp.server.connection import Connection
 from router.core.catalog import ToolRecord
 from router.core.tracing import span
 from router.embedding.base import Vectors
+from router.pinning.matching import HeldTool as HeldTool
+from router.pinning.matching import HeldWords, noted
 from router.policy.profiles import View
-from router.retrieval.lexical import LexicalIndex
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.visibility import Visibility
@@ -24,20 +25,6 @@ from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.settings import Settings
 from router.server.listing.index import LiveIndex
 from router.server.sessions.connections import ConnectionMemory, LastSearch
-
-MAX_HELD_NOTED = 5
-"""Held tools a search names at most: the ones it matches best."""
-
-
-@dataclass(frozen=True, slots=True)
-class HeldTool:
-    """A tool that tool pinning holds (`router.pinning`) and a search looked for: it is not
-    among the results, so the answer says why and how it is approved."""
-
-    name: str
-    server: str
-    reason: str
-    approve: str
 
 
 @dataclass
@@ -54,7 +41,7 @@ class Searcher:
     usage: UsageScopes | None = None
     """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
     principal learns apart (`UsageScopes`)."""
-    _held_words: tuple[int, LexicalIndex] | None = field(default=None, init=False, repr=False)
+    _held_words: HeldWords = field(default_factory=HeldWords, init=False, repr=False)
     """BM25 over the current snapshot's held tools, by snapshot generation."""
 
     @property
@@ -116,7 +103,7 @@ class Searcher:
         return results
 
     async def held_for(self, query: str, view: View | None = None) -> list[HeldTool]:
-        """The held tools `query` shares a word with (at most `MAX_HELD_NOTED`, best
+        """The held tools `query` shares a word with (`router.pinning.matching`: a few, best
         first) that `view` (by default the current principal's) may see. Only names and
         reasons: a held tool's new text is what waits for a person's approval."""
         snapshot = self.index.snapshot
@@ -125,28 +112,10 @@ class Searcher:
         visibility = self.visibility  # one config's profiles for the whole answer
         view = visibility.view() if view is None else view
         holds = list(snapshot.held.values())
-
-        def match() -> list[int]:
-            cached = self._held_words
-            if cached is None or cached[0] != snapshot.generation:
-                cached = (snapshot.generation, LexicalIndex([h.record.search_text for h in holds]))
-                self._held_words = cached
-            scores = cached[1].scores(query)
-            ranked = sorted(range(len(holds)), key=lambda i: (-scores[i], i))
-            return [i for i in ranked if scores[i] > 0]
-
-        pinning = self.index.pinning
-        found = []
-        for position in await anyio.to_thread.run_sync(match):
-            hold = holds[position]
-            if not visibility.permits(view, hold.record):
-                continue
-            tool = hold.record
-            approve = pinning.command("approve", f"{tool.server}/{tool.name}")
-            found.append(HeldTool(tool.qualified_name, tool.server, hold.reason, approve))
-            if len(found) == MAX_HELD_NOTED:
-                break
-        return found
+        found = await anyio.to_thread.run_sync(
+            self._held_words.matches, snapshot.generation, holds, query
+        )
+        return noted(found, lambda record: visibility.permits(view, record), self.index.pinning)
 
     async def learn(self, connection: Connection, record: ToolRecord) -> None:
         """A call succeeded: if the connection's last search showed this tool, remember
