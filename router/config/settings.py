@@ -187,7 +187,7 @@ class RouterSettings(BaseModel):
     requests that need several tools, one more query embedding per clause; false ranks the
     request whole."""
     pinning: Literal["off", "changes", "strict"] = "changes"
-    """Tool pinning (`router/pinning.py`): each tool's definition is recorded when first seen
+    """Tool pinning (`router/pinning/`): each tool's definition is recorded when first seen
     and a changed one is held until approved (`mcp-router tools approve`). `strict` also holds
     a new tool of a server seen before; `off` records and holds nothing."""
     learn: bool | None = None
