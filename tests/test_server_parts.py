@@ -9,10 +9,12 @@ from router.core.errors import ArgumentsInvalid
 from router.core.meta_tools import meta_tool_records
 from router.core.tool_patterns import resolve_pins
 from router.embedding.hashing import HashingEmbedder
+from router.policy.profiles import EVERYTHING
 from router.retrieval.types import STEP_WEIGHT, Ranking, ScoredTool
 from router.server.calls.validation import validate_arguments
 from router.server.lifecycle.readiness import Coverage
-from router.server.listing.index import LiveIndex
+from router.server.listing.answer import SearchAnswer
+from router.server.listing.index import LiveIndex, Snapshot
 from router.server.listing.rendering import structured_results, text_results
 
 SCHEMA = {
@@ -102,6 +104,17 @@ def test_meta_tools_are_small_and_named_plainly() -> None:
     assert TokenCounter().count_tools([search, call]) < 300
 
 
+def answer(
+    query: str, results: list[ScoredTool], coverage: Coverage | None = None, indexed: int = 0
+) -> SearchAnswer:
+    """A search's answer, as `router.server.listing.answer.search` makes one."""
+    snapshot = Snapshot(Catalog.from_specs([]), None, (), 0)
+    found = tuple(results)
+    return SearchAnswer(
+        query, 5, found, coverage or Coverage(), indexed or len(found), (), snapshot, EVERYTHING
+    )
+
+
 def test_search_results_render_as_text_and_structure() -> None:
     record = Catalog.from_specs(
         [
@@ -119,14 +132,14 @@ def test_search_results_render_as_text_and_structure() -> None:
     ).records[0]
     results = [ScoredTool(tool=record, rank=1, score=0.5)]
     starting = Coverage(starting=("git",))
-    text = text_results("time in Tokyo", results, starting)
+    text = text_results(answer("time in Tokyo", results, starting))
     assert "1. time__get_current_time — Get the current time." in text
     assert "- tz (string, required): IANA zone" in text
     assert "Not searched yet, still starting: git" in text
-    structured = structured_results("time in Tokyo", results)
+    structured = structured_results(answer("time in Tokyo", results))
     assert structured["tools"][0]["name"] == "time__get_current_time"
     assert structured["tools"][0]["inputSchema"]["required"] == ["tz"]
-    assert text_results("nothing", []) == 'No tools are indexed to search for "nothing".'
+    assert text_results(answer("nothing", [])) == 'No tools are indexed to search for "nothing".'
 
 
 def test_search_answers_say_how_many_were_searched_and_when_nothing_is_close() -> None:
@@ -137,19 +150,19 @@ def test_search_answers_say_how_many_were_searched_and_when_nothing_is_close() -
         ScoredTool(tool=r, rank=i + 1, score=0.1, dense_score=0.1, bm25_score=0.0)
         for i, r in enumerate(records[:2])
     ]
-    text = text_results("something vague", weak, indexed=120)
+    text = text_results(answer("something vague", weak, indexed=120))
     assert text.startswith('The 2 best of 120 tools for "something vague", best first.')
     assert "larger k (up to 50)" in text
     assert "None of them matches closely" in text and "may still exist" in text
-    structured = structured_results("something vague", weak, indexed=120)
+    structured = structured_results(answer("something vague", weak, indexed=120))
     assert (structured["indexed"], structured["close"], structured["maxK"]) == (120, 0, 50)
     close = [ScoredTool(tool=records[0], rank=1, score=1.0, dense_score=0.7, bm25_score=2.0)]
-    assert "None of them" not in text_results("tool number", close, indexed=3)
+    assert "None of them" not in text_results(answer("tool number", close, indexed=3))
     # every tool shown already: no offer of more
     everything = [
         ScoredTool(tool=r, rank=i + 1, score=1.0, bm25_score=1.0) for i, r in enumerate(records)
     ]
-    assert "larger k" not in text_results("tool", everything, indexed=3)
+    assert "larger k" not in text_results(answer("tool", everything, indexed=3))
 
 
 def test_coverage_names_starting_and_down_upstreams_and_waits_for_the_model() -> None:

@@ -18,7 +18,6 @@ from router.core.meta_tools import (
     read_result_record,
     search_arguments,
 )
-from router.server.access.authorization import current_access
 from router.server.calls.pipeline import run_call
 from router.server.calls.stages.limit import owner
 from router.server.calls.validation import validate_arguments
@@ -26,6 +25,7 @@ from router.server.code_mode import tools as code_tools
 from router.server.lifecycle.errors import errors_as_mcp
 from router.server.lifecycle.requests import Context, connection, is_modern
 from router.server.lifecycle.state import RouterState
+from router.server.listing.answer import search
 from router.server.listing.rendering import structured_results, text_results
 from router.upstream.connection.host_requests import InputAnswers
 
@@ -75,20 +75,13 @@ async def _search_tools(
     ctx: Context, state: RouterState, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
     query, k = search_arguments(arguments)
-    results = await state.search(query, k, connection(ctx))
-    held = await state.searcher.held_for(query)
-    coverage = state.readiness.coverage().seen_by(current_access().sees_server)
-    snapshot = state.snapshot
-    hidden = state.settings.visibility.hidden(snapshot, state.settings.visibility.view())
-    indexed, flagged = len(snapshot.catalog) - len(hidden), snapshot.flagged
+    found = await search(state.searcher, query, k, connection=connection(ctx))
     if state.settings.mode == "dynamic" and not is_modern(ctx):
-        names = tuple(r.qualified_name for r in results)
+        names = tuple(r.qualified_name for r in found.results)
         if state.connections.listed.get(connection(ctx)) != names:
             state.connections.listed[connection(ctx)] = names
             await ctx.session.send_tool_list_changed()
     return types.CallToolResult(
-        content=[
-            types.TextContent(text=text_results(query, results, coverage, indexed, flagged, held))
-        ],
-        structured_content=structured_results(query, results, coverage, indexed, flagged, held),
+        content=[types.TextContent(text=text_results(found))],
+        structured_content=structured_results(found),
     )

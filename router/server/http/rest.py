@@ -5,7 +5,7 @@ Handlers read the front's state from the lifespan state (`request.state`), never
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request, Response
@@ -16,6 +16,8 @@ from router.core.errors import StillStarting
 from router.server.access.authorization import current_access
 from router.server.http.front import front_of
 from router.server.http.rest_models import (
+    REFUSALS,
+    STILL_STARTING,
     ErrorBody,
     Health,
     PinsHealth,
@@ -25,22 +27,17 @@ from router.server.http.rest_models import (
     ToolsResponse,
 )
 from router.server.http.routing import DEFAULT_PAGE, MAX_PAGE, catalog, route
+from router.server.listing.answer import search
+from router.server.listing.searching import Budget
 from router.upstream.state import UpstreamState
 
-_REFUSALS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when one is set)"},
-    403: {"model": ErrorBody, "description": "Origin not in router.http.allowed_origins"},
-    413: {"model": ErrorBody, "description": "body over router.http.max_body_bytes"},
-    421: {"model": ErrorBody, "description": "Host not in router.http.allowed_hosts"},
-}
-
-api = APIRouter(responses=_REFUSALS)
+api = APIRouter(responses=REFUSALS)
 
 
 @api.post(
     "/v1/route",
     response_model=RouteResponse,
-    responses={503: {"model": ErrorBody, "description": "no upstream's tools are indexed yet"}},
+    responses=STILL_STARTING,
     summary="Rank the tools for a task",
 )
 async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
@@ -48,23 +45,23 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
     the requested format, with each one's scores and the tokens of the routed list against
     the full list. Upstreams still connecting are named in `pending`."""
     front = front_of(request)
-    state = front["router"]
+    state, costs, fmt = front["router"], front["costs"], body.format
     await state.readiness.until_covered()  # at start, wait (bounded) for the starting upstreams
     if not state.index.ready.is_set():
         raise StillStarting("no tools indexed yet: the upstreams are still connecting")
-    snapshot, pending = state.snapshot, state.pending_upstreams()
-    view = state.visibility.view()  # read here: the worker thread has no request
+    budget = None
+    if body.budget is not None:
+        budget = Budget(body.budget, lambda tool: costs.counter.count_tool(tool, fmt))
+    found = await search(state.searcher, body.query, body.k, budget=budget)
 
     def run() -> RouteResponse:
         return route(
-            snapshot,
-            body,
-            default_k=state.k,
-            costs=front["costs"],
-            pending=pending,
+            found,
+            fmt,
+            body.budget,
+            costs=costs,
             metrics=state.metrics,
             visibility=state.visibility,
-            view=view,
         )
 
     return await anyio.to_thread.run_sync(run)

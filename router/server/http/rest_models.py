@@ -8,11 +8,13 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from router.accounting.formats import ToolFormat
+from router.core.catalog import ToolRecord
 from router.core.meta_tools import MAX_K
+from router.retrieval.types import ScoredTool
 
 
-class RouteRequest(BaseModel):
-    """A task in plain words; `k` tools back, or as many as fit in `budget` tokens."""
+class QueryRequest(BaseModel):
+    """What every search request asks: a query in plain words, and how many tools back."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -20,6 +22,18 @@ class RouteRequest(BaseModel):
     k: int | None = Field(
         default=None, ge=1, le=MAX_K, description="how many tools (default: router.k)"
     )
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
+
+class RouteRequest(QueryRequest):
+    """A task in plain words; `k` tools back, or as many as fit in `budget` tokens."""
+
     budget: int | None = Field(
         default=None,
         ge=1,
@@ -29,13 +43,6 @@ class RouteRequest(BaseModel):
     format: ToolFormat = Field(
         default=ToolFormat.MCP, description="the tool format of `tools` and of the token counts"
     )
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query is blank")
-        return value
 
     @model_validator(mode="after")
     def _k_or_budget(self) -> Self:
@@ -57,6 +64,36 @@ class RoutedTool(BaseModel):
     exact_match: bool = Field(description="the query names this tool")
     pinned: bool = Field(description="listed always (router.pin), not ranked")
     tokens: int = Field(description="tokens of this tool's entry in the requested format")
+
+    @classmethod
+    def ranked(cls, scored: ScoredTool, tokens: int) -> RoutedTool:
+        """A tool a search ranked, with its scores."""
+        return cls(
+            name=scored.qualified_name,
+            server=scored.tool.server,
+            tool=scored.tool.name,
+            rank=scored.rank,
+            score=scored.score,
+            dense_score=scored.dense_score,
+            bm25_score=scored.bm25_score,
+            exact_match=scored.exact_match,
+            pinned=False,
+            tokens=tokens,
+        )
+
+    @classmethod
+    def pin(cls, record: ToolRecord, tokens: int) -> RoutedTool:
+        """A pinned tool: listed always, not ranked."""
+        return cls(
+            name=record.qualified_name,
+            server=record.server,
+            tool=record.name,
+            rank=None,
+            score=None,
+            exact_match=False,
+            pinned=True,
+            tokens=tokens,
+        )
 
 
 class TokenBill(BaseModel):
@@ -218,3 +255,17 @@ class ErrorBody(BaseModel):
     """Every refusal and failure outside the MCP endpoints."""
 
     detail: str
+
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when one is set)"},
+    403: {"model": ErrorBody, "description": "Origin not in router.http.allowed_origins"},
+    413: {"model": ErrorBody, "description": "body over router.http.max_body_bytes"},
+    421: {"model": ErrorBody, "description": "Host not in router.http.allowed_hosts"},
+}
+"""What the front refuses on every REST route, before its handler runs (the OpenAPI
+document's responses)."""
+STILL_STARTING: dict[int | str, dict[str, Any]] = {
+    503: {"model": ErrorBody, "description": "no upstream's tools are indexed yet"}
+}
+"""A search's answer before any upstream's tools are indexed (`StillStarting`)."""

@@ -1,6 +1,6 @@
-"""What `/v1/route` and `/v1/tools` compute, apart from HTTP: ranking a query against the
-current snapshot with the token bill, and the catalog with each upstream's health, a page at
-a time.
+"""What `/v1/route` and `/v1/tools` compute, apart from HTTP: a search's answer
+(`router.server.listing.answer`) as the routed list with its token bill, and the catalog
+with each upstream's health, a page at a time.
 
 A `/v1/tools` cursor is opaque to clients: the snapshot generation, the catalog position the
 next page starts at and a digest of the catalog (`Catalog.fingerprint`), base64url. A cursor
@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
-import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ from router.server.access.visibility import Visibility
 from router.server.http.rest_models import (
     CatalogTool,
     RoutedTool,
-    RouteRequest,
     RouteResponse,
     TokenBill,
     ToolsResponse,
@@ -38,6 +36,7 @@ from router.server.http.rest_models import (
 )
 from router.server.lifecycle.metrics import RouterMetrics
 from router.server.lifecycle.state import RouterState
+from router.server.listing.answer import SearchAnswer
 from router.server.listing.index import Snapshot
 from router.upstream import UpstreamStatus
 
@@ -69,54 +68,25 @@ class ListCosts:
 
 
 def route(
-    snapshot: Snapshot,
-    request: RouteRequest,
+    found: SearchAnswer,
+    fmt: ToolFormat,
+    budget: int | None,
     *,
-    default_k: int,
     costs: ListCosts,
-    pending: list[str],
     metrics: RouterMetrics | None = None,
     visibility: Visibility | None = None,
-    view: View = EVERYTHING,
 ) -> RouteResponse:
-    """Pinned tools, then the top k (or what fits `budget`) that `view` may see, and the
-    bill against the full list it may see; blocking: run it in a thread."""
+    """`/v1/route`'s answer: the pinned tools the answer's view may see, then its ranked
+    ones, in `fmt`, and the bill against the full list that view may see; blocking (token
+    counts): run it in a thread."""
     visibility = visibility or Visibility()
-    hidden = visibility.hidden(snapshot, view)
-    fmt = request.format
-    counter = costs.counter
-    retriever = snapshot.retriever
-    assert retriever is not None, "routed only once the index is ready"
-    mode = retriever.modes[0]
-    k = None if request.budget is not None else (request.k or default_k)
-    started = time.perf_counter()
-    ranked = retriever.search(
-        request.query,
-        k=k,
-        budget=request.budget,
-        mode=mode,
-        tool_tokens=lambda tool: counter.count_tool(tool, fmt),
-        hidden=hidden,
-    )
-    if metrics is not None:
-        metrics.searched(time.perf_counter() - started, len(ranked))
+    snapshot, view, counter = found.snapshot, found.view, costs.counter
     listed = visibility.visible(view, snapshot.pinned)
-    results = [_routed(record, counter, fmt) for record in listed]
-    for scored in ranked:
+    results = [RoutedTool.pin(record, counter.count_tool(record, fmt)) for record in listed]
+    for scored in found.results:
         if scored.tool in listed:
             continue
-        results.append(
-            _routed(scored.tool, counter, fmt).model_copy(
-                update={
-                    "rank": scored.rank,
-                    "score": scored.score,
-                    "dense_score": scored.dense_score,
-                    "bm25_score": scored.bm25_score,
-                    "exact_match": scored.exact_match,
-                    "pinned": False,
-                }
-            )
-        )
+        results.append(RoutedTool.ranked(scored, counter.count_tool(scored.tool, fmt)))
         listed.append(scored.tool)
     routed = counter.count_tools(listed, fmt)
     if view.unrestricted:
@@ -131,29 +101,16 @@ def route(
         metrics.listed("rest", len(listed))
         metrics.saved("rest", full - routed)
     return RouteResponse(
-        query=request.query,
+        query=found.query,
         format=fmt,
-        mode=mode.value,
-        k=k,
-        budget=request.budget,
+        mode=found.mode,
+        k=found.k,
+        budget=budget,
         tools=[to_format(record, fmt) for record in listed],
         results=results,
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
-        catalog_tools=len(snapshot.catalog) - len(hidden),
-        pending=pending,
-    )
-
-
-def _routed(record: ToolRecord, counter: TokenCounter, fmt: ToolFormat) -> RoutedTool:
-    return RoutedTool(
-        name=record.qualified_name,
-        server=record.server,
-        tool=record.name,
-        rank=None,
-        score=None,
-        exact_match=False,
-        pinned=True,
-        tokens=counter.count_tool(record, fmt),
+        catalog_tools=found.indexed,
+        pending=found.pending,
     )
 
 

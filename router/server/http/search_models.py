@@ -5,22 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from router.accounting.formats import ToolFormat
-from router.core.meta_tools import MAX_K
-from router.server.http.rest_models import RoutedTool, TokenBill
+from router.server.http.rest_models import QueryRequest, RoutedTool, TokenBill
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(QueryRequest):
     """What a model's search call asked for, and the API to answer it in."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, examples=["what time is it in Tokyo"])
-    k: int | None = Field(
-        default=None, ge=1, le=MAX_K, description="how many tools (default: router.k)"
-    )
     format: ToolFormat = Field(
         description="anthropic: Messages API custom tool search; openai: Responses API "
         "client-executed tool search; mcp: MCP tool objects"
@@ -31,13 +24,6 @@ class SearchRequest(BaseModel):
         description="openai only: the `call_id` of the model's `tool_search_call`, echoed "
         "in `output` so that it is ready to send",
     )
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query is blank")
-        return value
 
     @model_validator(mode="after")
     def _call_id_for_openai(self) -> Self:

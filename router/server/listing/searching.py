@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import anyio
 import anyio.to_thread
@@ -25,6 +26,14 @@ from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.settings import Settings
 from router.server.listing.index import LiveIndex
 from router.server.sessions.connections import ConnectionMemory, LastSearch
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Tokens the ranked tools may cost in all (`/v1/route`'s `budget`), and what each costs."""
+
+    tokens: int
+    tool_tokens: Callable[[ToolRecord], int]
 
 
 @dataclass
@@ -58,21 +67,30 @@ class Searcher:
         k: int | None = None,
         connection: Connection | None = None,
         view: View | None = None,
+        *,
+        budget: Budget | None = None,
     ) -> list[ScoredTool]:
         """Top-k tools that `view` (by default the current principal's) may see, once the
         starting upstreams are indexed (`Readiness.until_covered`); embedding runs in a
         worker thread. Tools the current principal called after similar earlier searches
-        rise (`usage`); with a `connection`, this search is what its next call teaches."""
-        size = k or self.k
-        with span("mcp-router search", {"mcp_router.k": size}) as current:
+        rise (`usage`); with a `connection`, this search is what its next call teaches.
+        With a `budget`, the best tools that fit it instead of the top k."""
+        size = None if budget is not None else k or self.k
+        attributes = {"mcp_router.k": size} if size is not None else {}
+        with span("mcp-router search", attributes) as current:
             results = await self._search(
-                query, size, connection, self.visibility.view() if view is None else view
+                query, size, budget, connection, self.visibility.view() if view is None else view
             )
             current.set_attribute("mcp_router.results", len(results))
         return results
 
     async def _search(
-        self, query: str, size: int, connection: Connection | None, view: View
+        self,
+        query: str,
+        size: int | None,
+        budget: Budget | None,
+        connection: Connection | None,
+        view: View,
     ) -> list[ScoredTool]:
         await self.readiness.until_covered()
         snapshot = self.index.snapshot
@@ -82,17 +100,24 @@ class Searcher:
         usage, visibility = self.usage, self.visibility
         scope = self._scope()
         mode = retriever.modes[0]
+        tokens, tool_tokens = (budget.tokens, budget.tool_tokens) if budget else (None, None)
 
         def run() -> tuple[list[ScoredTool], Vectors | None]:
             hidden = visibility.hidden(snapshot, view)
+            rank = partial(
+                retriever.search,
+                query,
+                k=size,
+                budget=tokens,
+                tool_tokens=tool_tokens,
+                mode=mode,
+                hidden=hidden,
+            )
             if usage is None or mode is SearchMode.BM25:
-                return retriever.search(query, k=size, mode=mode, hidden=hidden), None
+                return rank(), None
             vectors = retriever.embed_query(query)
             lift = usage.memory_for(scope).lift(vectors[0])
-            found = retriever.search(
-                query, k=size, mode=mode, query_vectors=vectors, lift=lift, hidden=hidden
-            )
-            return found, vectors[0]
+            return rank(query_vectors=vectors, lift=lift), vectors[0]
 
         started = time.perf_counter()
         results, vector = await anyio.to_thread.run_sync(run)

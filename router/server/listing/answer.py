@@ -1,0 +1,86 @@
+"""One search's answer, made once for every surface that searches: MCP's `search_tools`,
+code mode's, `/v1/route` and `/v1/search` (the LLM APIs).
+
+`search` runs the search (`Searcher.search`) and gathers what the answer says besides the
+ranked tools, each as the caller's view sees it: the upstreams the search did not cover
+(starting, down, or lazy and answered from their last listing), how many tools it searched,
+which of them read like instructions, and the held tools the query matched. Each surface
+only renders a `SearchAnswer` (`router.server.listing.rendering`, `router.server.code_mode.tools`,
+`router.server.http.routing`, `router.server.http.search`), so they cannot disagree about
+what a search found or missed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mcp.server.connection import Connection
+
+from router.pinning.matching import HeldTool
+from router.policy.profiles import View
+from router.retrieval.types import ScoredTool
+from router.server.lifecycle.readiness import Coverage
+from router.server.listing.index import Snapshot
+from router.server.listing.searching import Budget, Searcher
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAnswer:
+    """What one search found and what it could not see, for the caller that asked."""
+
+    query: str
+    k: int | None
+    """The most tools ranked; None for a search within a token budget."""
+    results: tuple[ScoredTool, ...]
+    """Best first."""
+    coverage: Coverage
+    """The upstreams the search did not cover, only those the caller's view may see."""
+    indexed: int
+    """Tools the search looked through: the catalog less what the view hides."""
+    held: tuple[HeldTool, ...]
+    """Tools tool pinning holds that the query matched (not among `results`)."""
+    snapshot: Snapshot
+    """The snapshot read after the search: its flags, its mode, and the full list to bill."""
+    view: View
+
+    @property
+    def flagged(self) -> Mapping[str, tuple[str, ...]]:
+        """Tools whose text reads like instructions (`router.policy.injection`), by name."""
+        return self.snapshot.flagged
+
+    @property
+    def pending(self) -> list[str]:
+        """Upstreams whose tools the search could not see."""
+        return list(self.coverage.unsearched)
+
+    @property
+    def mode(self) -> str:
+        """How it ranked: the retriever's first mode (bm25 without an embedding model)."""
+        retriever = self.snapshot.retriever
+        return retriever.modes[0].value if retriever is not None else "bm25"
+
+
+async def search(
+    searcher: Searcher,
+    query: str,
+    k: int | None = None,
+    *,
+    connection: Connection | None = None,
+    view: View | None = None,
+    budget: Budget | None = None,
+) -> SearchAnswer:
+    """The top `k` (default `router.k`, or what fits `budget`) that `view` (default the
+    current principal's) may see, and all the answer says besides; with a `connection`,
+    the search its next call teaches (`Searcher.search`)."""
+    visibility = searcher.visibility  # one config's profiles for the whole answer
+    view = visibility.view() if view is None else view
+    size = None if budget is not None else k or searcher.k
+    results = await searcher.search(query, size, connection, view, budget=budget)
+    held = await searcher.held_for(query, view)
+    coverage = searcher.readiness.coverage().seen_by(
+        lambda server: visibility.permits_server(view, server)
+    )
+    snapshot = searcher.index.snapshot
+    indexed = len(snapshot.catalog) - len(visibility.hidden(snapshot, view))
+    return SearchAnswer(query, size, tuple(results), coverage, indexed, tuple(held), snapshot, view)
