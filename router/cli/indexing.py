@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from router.cli.progress import progress_callback
 from router.core.catalog import Catalog
-from router.core.errors import DataError
 from router.embedding.manifest import DEFAULT_MODEL
 from router.evaluation.dataset import OnError, load_catalog
 from router.retrieval.types import SearchMode
@@ -89,8 +88,3 @@ def build_index(args: argparse.Namespace, modes: list[SearchMode]) -> BuiltIndex
         skipped_lines=skipped,
         model_id=embedder.model_id if embedder else None,
     )
-
-
-def require_file(path: Path, what: str) -> None:
-    if not path.is_file():
-        raise DataError(f"{what} {path} does not exist")

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 MAX_NAME_LENGTH = 64
 SEPARATOR = "__"
-VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INVALID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_LENGTH = 8
 

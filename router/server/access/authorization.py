@@ -34,7 +34,6 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
 
-from router.core.catalog import ToolRecord
 from router.policy.profiles import EVERYTHING, Principal, View
 
 if TYPE_CHECKING:
@@ -109,9 +108,6 @@ class Access:
     view: View
     operator: bool
     visibility: Visibility | None = None
-
-    def sees_tool(self, record: ToolRecord) -> bool:
-        return self.visibility is None or self.visibility.permits(self.view, record)
 
     def sees_server(self, server: str) -> bool:
         return self.visibility is None or self.visibility.permits_server(self.view, server)

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The Prometheus text format, version 0.0.4."""
 
-SURFACES = ("stdio", "streamable-http", "sse", "rest")
 SEARCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
