@@ -276,8 +276,6 @@ class Pauses(Generic[P]):
     `InvalidParams` that says why in that kind's words."""
 
     sealer: Sealer
-    instance: str
-    """This process, named in each state: a retry that reaches another replica is told."""
     paused: Mapping[str, P]
     """The paused work of this process, by id."""
     refused: str
@@ -286,6 +284,8 @@ class Pauses(Generic[P]):
     """Said when the state was sealed by another process."""
     gone: str
     """Said when the work is no longer paused here, or is another caller's."""
+    instance: str = field(default_factory=lambda: secrets.token_urlsafe(9))
+    """This process, named in each state: a retry that reaches another replica is told."""
 
     def seal(self, paused: P, seconds: float) -> str:
         """The state a retry answers `paused`'s current question with."""

@@ -102,7 +102,6 @@ class HeldCalls:
         self._held: dict[str, HeldCall] = {}
         self._pauses = Pauses(
             self.sealer,
-            secrets.token_urlsafe(9),
             self._held,
             refused="mcp-router: the held call was not resumed: {why}; call the tool again",
             elsewhere="mcp-router: another replica holds this call (a call waiting for an "

@@ -106,7 +106,6 @@ class CodeRuns:
         self._runs: dict[str, Run] = {}
         self._pauses = Pauses(
             self.sealer,
-            secrets.token_urlsafe(9),
             self._runs,
             refused="mcp-router: the paused program was not resumed: {why}; run it again",
             elsewhere="mcp-router: another replica runs this program (a paused program stays "
