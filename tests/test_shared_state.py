@@ -297,13 +297,17 @@ def test_a_principals_usage_learnt_on_one_replica_lifts_the_tool_on_another(
 
 
 def test_a_principals_pairs_in_the_store_are_bounded(namespace: str, store: PostgresStore) -> None:
+    """The store keeps a principal's newest `keep` pairs (the scopes pass `PRINCIPAL_PAIRS`;
+    a smaller bound proves the same cut without a thousand transactions)."""
+    keep = 40
+    assert keep < PRINCIPAL_PAIRS
     rows = store.usage().rows("m", scope_key("p"))
     vector = _unit(1, 0).tobytes()
-    for number in range(PRINCIPAL_PAIRS + 5):
-        rows.add(f"query {number}", [("s", "t")], vector, float(number), PRINCIPAL_PAIRS)
-    kept = store.usage().rows("m", scope_key("p")).load(PRINCIPAL_PAIRS * 2)
-    assert len(kept) == PRINCIPAL_PAIRS
-    assert kept[0][0] == "query 5" and kept[-1][0] == f"query {PRINCIPAL_PAIRS + 4}"
+    for number in range(keep + 5):
+        rows.add(f"query {number}", [("s", "t")], vector, float(number), keep)
+    kept = store.usage().rows("m", scope_key("p")).load(keep * 2)
+    assert len(kept) == keep
+    assert kept[0][0] == "query 5" and kept[-1][0] == f"query {keep + 4}"
 
 
 async def test_usage_learnt_through_one_front_lifts_the_tool_on_another(
