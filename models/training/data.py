@@ -15,13 +15,17 @@ What goes in:
   without a model, from the tool's own words: its description's first sentence rewritten
   as a request, its name split into words with its server's, and the description of a
   required parameter joined to the name. The positive is the tool's text.
+- **public request sets** with `--real-requests DIR` (off by default): the train and dev
+  splits of the sets `python -m models.training.sources` converted into DIR (never a test
+  split), added as the dev halves are, their tools joining the negatives; each set is a
+  source of its own in the stats (`sgd-train`, `seal_tools-dev`...).
 - **multi-step requests** (`models.training.steps`, `MULTI_STEP` of them): two to four of
   those requests joined the way users join steps ("First, ... Then, ..."), from one server or
   several; one of the tools is the positive and none of them may be the negative.
-- **hard negatives** for every query: a look-alike ranked by BM25 over every tool text (the
-  catalogs of the sets trained on, never a left-out one's, and the pools) at ranks
-  `NEGATIVE_RANKS`, never a gold tool, never a tool
-  with the positive's name (an equivalent tool on another server would be a false
+- **hard negatives** for every query (`models.training.negatives`): a look-alike ranked by
+  BM25 over every tool text (the catalogs of the sets trained on, never a left-out one's,
+  and the pools) at ranks `NEGATIVE_RANKS`, never a gold tool, never a tool with the
+  positive's name (an equivalent tool on another server would be a false
   negative), preferring a sibling of the positive's server one time in three; with
   `--teacher`, one from another server only if the base model scores it clearly below the
   positive (`models.training.teacher`: otherwise it is most likely an equivalent tool).
@@ -29,7 +33,8 @@ What goes in:
 The texts are the router's own search texts (`router.core.catalog.build_search_text`), so the
 model is trained on what it embeds when serving. The evaluation sets the project is
 measured on outside it (named in its issue tracker, not here) are not read: the only inputs
-are the public sets and pools listed above, under `--data`.
+are the public sets and pools listed above, under `--data`, and with `--real-requests` the
+sets of `models/training/sources/manifest.json`.
 """
 
 from __future__ import annotations
@@ -48,17 +53,16 @@ from typing import Any
 
 from benchmarks.suite.data import POOLS, half
 from models.training.arguments import argument_request
+from models.training.negatives import NEGATIVE_RANKS, Negatives
+from models.training.sources.reading import read_sets
 from models.training.steps import Step, multi_step_requests
 from models.training.teacher import BASE as TEACHER_MODEL
-from models.training.teacher import MARGIN, Teacher
+from models.training.teacher import MARGIN
 from router.core.catalog import build_search_text, split_identifier
-from router.evaluation.dataset import load_queries
+from router.evaluation.dataset import Query, load_queries
 
 SETS = ("msc_bench", "bfcl", "metatool")
 MAX_PER_TOOL = 24
-NEGATIVE_RANKS = (2, 30)
-"""BM25 ranks (1-based) a hard negative is drawn from: close, but not the very top, where
-equivalent tools crowd."""
 SEED = 20261201
 MULTI_STEP = 8000
 """How many multi-step requests (`models.training.steps`) join the pools' requests. 3,000 was
@@ -150,79 +154,34 @@ def synthetic_queries(tool: Tool) -> list[str]:
     return [q for q in queries if q]
 
 
-class Negatives:
-    """Hard negatives from BM25 over every tool text."""
-
-    def __init__(self, tools: Sequence[Tool], seed: int, teacher: bool = TEACHER) -> None:
-        import bm25s
-
-        self.tools = list(tools)
-        self._position = {tool.key: position for position, tool in enumerate(self.tools)}
-        self._teacher = Teacher([tool.text for tool in self.tools]) if teacher else None
-        self._index = bm25s.BM25()
-        self._index.index(bm25s.tokenize([t.text for t in self.tools], show_progress=False))
-        self._by_server: dict[str, list[int]] = {}
-        for position, tool in enumerate(self.tools):
-            self._by_server.setdefault(tool.server, []).append(position)
-        self._random = random.Random(seed)
-
-    def pick(
-        self,
-        queries: Sequence[str],
-        positives: Sequence[Tool],
-        gold: Sequence[set[tuple[str, str]]],
-    ) -> list[Tool | None]:
-        """One negative for each query (None where none qualifies)."""
-        import bm25s
-
-        low, high = NEGATIVE_RANKS
-        ranked, _ = self._index.retrieve(
-            bm25s.tokenize(list(queries), show_progress=False),
-            k=min(high, len(self.tools)),
-            show_progress=False,
-        )
-        teacher = self._teacher
-        vectors = None if teacher is None else teacher.queries(list(queries))
-        chosen: list[Tool | None] = []
-        for index, (row, positive, keys) in enumerate(
-            zip(ranked.tolist(), positives, gold, strict=True)
-        ):
-            scores: dict[int, float] | None = None
-            if teacher is not None and vectors is not None:
-                # the base model's cosines with the positive and with the BM25 look-alikes a
-                # negative is drawn from: not with every tool (a batch against 25k tools)
-                wanted = [self._position[positive.key], *row]
-                values = teacher.tools[wanted] @ vectors[index]
-                scores = dict(zip(wanted, values.tolist(), strict=True))
-            ceiling = 0.0 if scores is None else MARGIN * scores[self._position[positive.key]]
-
-            def allowed(
-                position: int,
-                keys: set[tuple[str, str]] = keys,
-                positive: Tool = positive,
-                scores: Any = scores,
-                ceiling: float = ceiling,
-            ) -> bool:
-                tool = self.tools[position]
-                if tool.key in keys or tool.name == positive.name:
-                    return False
-                # a sibling stays: on one server, close tools are the choices a user makes
-                # (enable / disable); across servers, one that close is an equivalent
-                if scores is None or tool.server == positive.server:
-                    return True
-                return bool(scores[position] < ceiling)
-
-            siblings = [p for p in self._by_server.get(positive.server, []) if allowed(p)]
-            if siblings and self._random.random() < 1 / 3:
-                chosen.append(self.tools[self._random.choice(siblings)])
-                continue
-            candidates = [p for p in row[low - 1 :] if allowed(p)]
-            chosen.append(self.tools[candidates[0]] if candidates else None)
-        return chosen
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _labelled(
+    queries: list[Query],
+    by_key: dict[tuple[str, str], Tool],
+    source: str,
+    rng: random.Random,
+    per_tool: int = MAX_PER_TOOL,
+) -> list[tuple[str, Tool, set[tuple[str, str]], str]]:
+    """Each query with one member of each gold group as its positive, in a seeded order, at
+    most `per_tool` queries per positive."""
+    count: Counter[tuple[str, str]] = Counter()
+    rng.shuffle(queries)
+    items = []
+    for query in queries:
+        gold = {key for group in query.gold_groups for key in group}
+        for group in query.gold_groups:
+            members = [by_key[key] for key in group if key in by_key]
+            if not members:
+                continue
+            positive = members[0]
+            if count[positive.key] >= per_tool:
+                continue
+            count[positive.key] += 1
+            items.append((query.text, positive, gold, source))
+    return items
 
 
 def build(
@@ -233,6 +192,9 @@ def build(
     multi_step: int = MULTI_STEP,
     arguments: bool = ARGUMENTS,
     teacher: bool = TEACHER,
+    real_requests: Path | None = None,
+    real_sets: Sequence[str] | None = None,
+    real_per_tool: int = MAX_PER_TOOL,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     sets = tuple(sets)
@@ -245,20 +207,16 @@ def build(
     items: list[tuple[str, Tool, set[tuple[str, str]], str]] = []
     for name in sets:
         queries, _ = load_queries(data / name / "queries.jsonl")
-        per_tool: Counter[tuple[str, str]] = Counter()
         dev = [q for q in queries if half(name, q.id) == "dev"]
-        rng.shuffle(dev)
-        for query in dev:
-            gold = {key for group in query.gold_groups for key in group}
-            for group in query.gold_groups:
-                members = [by_key[key] for key in group if key in by_key]
-                if not members:
-                    continue
-                positive = members[0]
-                if per_tool[positive.key] >= MAX_PER_TOOL:
-                    continue
-                per_tool[positive.key] += 1
-                items.append((query.text, positive, gold, f"{name}-dev"))
+        items += _labelled(dev, by_key, f"{name}-dev", rng)
+    real = [] if real_requests is None else read_sets(real_requests, real_sets)
+    for chosen in real:
+        own = {tool.key: tool for tool in (_tool(raw) for raw in chosen.tools)}
+        by_key.update({key: tool for key, tool in own.items() if key not in by_key})
+        for split in sorted({q.field("split") or "" for q in chosen.queries}):
+            asked = [q for q in chosen.queries if (q.field("split") or "") == split]
+            source = f"{chosen.name}-{split}" if split else chosen.name
+            items += _labelled(asked, own, source, rng, real_per_tool)
     values = random.Random(seed + 1)
     steps: list[Step] = []
     for tool in pools:
@@ -299,26 +257,38 @@ def build(
     with target.open("w", encoding="utf-8") as handle:
         for triplet in triplets:
             handle.write(json.dumps(triplet, ensure_ascii=False, sort_keys=True) + "\n")
+    inputs = {
+        str(path.relative_to(data)): _sha256(path)
+        for path in sorted(
+            [data / n / "queries.jsonl" for n in sets]
+            + [data / n / "catalog.jsonl" for n in sets]
+            + [data / p / "catalog.jsonl" for p in POOLS]
+        )
+    }
+    for chosen in real:
+        inputs.update({f"real-requests/{chosen.name}/{f.name}": _sha256(f) for f in chosen.files})
     stats = {
         "triplets": len(triplets),
         "by_source": dict(sorted(Counter(t["source"] for t in triplets).items())),
         "sets": list(sets),
         "seed": seed,
         "sha256": _sha256(target),
-        "inputs": {
-            str(path.relative_to(data)): _sha256(path)
-            for path in sorted(
-                [data / n / "queries.jsonl" for n in sets]
-                + [data / n / "catalog.jsonl" for n in sets]
-                + [data / p / "catalog.jsonl" for p in POOLS]
-            )
-        },
+        "inputs": inputs,
         "max_per_tool": MAX_PER_TOOL,
         "negative_ranks": list(NEGATIVE_RANKS),
         "multi_step": multi_step,
         "arguments": arguments,
         "teacher": {"model": TEACHER_MODEL, "margin": MARGIN} if teacher else None,
     }
+    if real:
+        # only when asked for, so the default run's stats keep their bytes
+        stats["real_requests"] = {
+            "per_tool": real_per_tool,
+            "sets": {
+                r.name: {k: r.source[k] for k in ("repository", "commit", "licence", "splits")}
+                for r in real
+            },
+        }
     (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     return stats
 
@@ -346,13 +316,39 @@ def main(argv: list[str] | None = None) -> int:
         default=TEACHER,
         help="let the base model drop negatives it scores near the positive",
     )
+    parser.add_argument(
+        "--real-requests",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="add the public request sets converted there (python -m models.training.sources)",
+    )
+    parser.add_argument(
+        "--real-sets", default=None, help="which of those sets (all by default): sgd,api_bank"
+    )
+    parser.add_argument(
+        "--real-per-tool",
+        type=int,
+        default=MAX_PER_TOOL,
+        help="at most this many of a set's requests per tool",
+    )
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.split(",") if s]
     unknown = set(sets) - set(SETS)
     if unknown:
         parser.error(f"unknown sets: {', '.join(sorted(unknown))} (known: {', '.join(SETS)})")
+    real_sets = None if args.real_sets is None else [s for s in args.real_sets.split(",") if s]
     stats = build(
-        args.data, args.out, sets, args.seed, args.multi_step, args.arguments, args.teacher
+        args.data,
+        args.out,
+        sets,
+        args.seed,
+        args.multi_step,
+        args.arguments,
+        args.teacher,
+        args.real_requests,
+        real_sets,
+        args.real_per_tool,
     )
     summary = {k: stats[k] for k in ("triplets", "by_source", "sha256")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
