@@ -15,6 +15,9 @@ What goes in:
   without a model, from the tool's own words: its description's first sentence rewritten
   as a request, its name split into words with its server's, and the description of a
   required parameter joined to the name. The positive is the tool's text.
+- **requests in users' words** with `--goals` (off by default; `models.training.goals`):
+  the goal a tool's verb stands for and its object ("I need a new issue on github", "get rid
+  of the branch"), not the tool's own verb.
 - **public request sets** with `--real-requests DIR` (off by default): the train and dev
   splits of the sets `python -m models.training.sources` converted into DIR (never a test
   split), added as the dev halves are, their tools joining the negatives; each set is a
@@ -53,6 +56,7 @@ from typing import Any
 
 from benchmarks.suite.data import POOLS, half
 from models.training.arguments import argument_request
+from models.training.goals import goal_request
 from models.training.negatives import NEGATIVE_RANKS, Negatives
 from models.training.sources.reading import read_sets
 from models.training.steps import Step, multi_step_requests
@@ -75,6 +79,9 @@ sets lost on their test halves (MetaTool +20k 0.770 against 0.824; benchmarks/RE
 ARGUMENTS = False
 """Whether requests with argument values (`models.training.arguments`) go in. Off: with them,
 the model trained without BFCL lost 0.008 more Recall@5 on BFCL's dev half at its own size."""
+GOALS = False
+"""Whether requests in users' words (`models.training.goals`: the goal and its object, not
+the tool's verb) go in, one per pool tool that has both. Off until measured."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LEADING_VERB = re.compile(r"^(this tool |tool to |use this to |used to |allows you to )", re.I)
 
@@ -192,6 +199,7 @@ def build(
     multi_step: int = MULTI_STEP,
     arguments: bool = ARGUMENTS,
     teacher: bool = TEACHER,
+    goals: bool = GOALS,
     real_requests: Path | None = None,
     real_sets: Sequence[str] | None = None,
     real_per_tool: int = MAX_PER_TOOL,
@@ -218,6 +226,7 @@ def build(
             source = f"{chosen.name}-{split}" if split else chosen.name
             items += _labelled(asked, own, source, rng, real_per_tool)
     values = random.Random(seed + 1)
+    phrasing = random.Random(seed + 3)
     steps: list[Step] = []
     for tool in pools:
         for text in synthetic_queries(tool):
@@ -227,6 +236,13 @@ def build(
         valued = argument_request(request, tool.properties, values) if arguments else None
         if valued:
             items.append((valued, tool, {tool.key}, "pools-arguments"))
+        said = (
+            goal_request(tool.name, tool.server, described, tool.properties, phrasing)
+            if goals
+            else None
+        )
+        if said:
+            items.append((said, tool, {tool.key}, "pools-goals"))
         if described:
             steps.append(Step(tool.key, valued or request))
     pool_by_key = {tool.key: tool for tool in pools}
@@ -280,6 +296,8 @@ def build(
         "arguments": arguments,
         "teacher": {"model": TEACHER_MODEL, "margin": MARGIN} if teacher else None,
     }
+    if goals:
+        stats["goals"] = True
     if real:
         # only when asked for, so the default run's stats keep their bytes
         stats["real_requests"] = {
@@ -317,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         help="let the base model drop negatives it scores near the positive",
     )
     parser.add_argument(
+        "--goals",
+        action=argparse.BooleanOptionalAction,
+        default=GOALS,
+        help="add requests in users' words: the goal and its object (models.training.goals)",
+    )
+    parser.add_argument(
         "--real-requests",
         type=Path,
         default=None,
@@ -346,9 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         args.multi_step,
         args.arguments,
         args.teacher,
-        args.real_requests,
-        real_sets,
-        args.real_per_tool,
+        goals=args.goals,
+        real_requests=args.real_requests,
+        real_sets=real_sets,
+        real_per_tool=args.real_per_tool,
     )
     summary = {k: stats[k] for k in ("triplets", "by_source", "sha256")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
