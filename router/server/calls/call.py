@@ -9,7 +9,6 @@ from typing import Any
 import mcp_types as types
 
 from router.core.catalog import ToolRecord
-from router.policy.rules import Ruling
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
 from router.upstream.connection.host_requests import InputAnswers
@@ -19,8 +18,8 @@ Answer = types.CallToolResult | types.InputRequiredResult
 
 @dataclass(slots=True)
 class ToolCall:
-    """A call by the name the host used. `resolve` sets `record`, `authorize` the `ruling`
-    (and `seal`, for a call the user confirmed on a 2026-07-28 host), `forward` the `answer`
+    """A call by the name the host used. `resolve` sets `record`, `authorize` the `seal` of
+    a call the user confirmed on a 2026-07-28 host, `forward` the `answer`
     and the `upstream`'s own result, which `limit` may cut in `answer`.
     A stage that `end`s the call answers it: the stages after it do not run."""
 
@@ -30,7 +29,6 @@ class ToolCall:
     arguments: dict[str, Any]
     answers: InputAnswers | None = None
     record: ToolRecord | None = None
-    ruling: Ruling | None = None
     seal: str | None = None
     answer: Answer | None = None
     upstream: types.CallToolResult | None = None

@@ -34,16 +34,15 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.approvals.sealing import Binding, Refused, digest
 from router.core.errors import ToolHeld
 from router.pinning import Pin
 from router.pinning.review import question
 from router.server.access.authorization import current_access
+from router.server.lifecycle.requests import Context, is_modern
 from router.server.lifecycle.state import RouterState
 from router.upstream.connection.host_requests import InputAnswers
 
@@ -67,9 +66,7 @@ def may_approve(state: RouterState) -> bool:
     return visibility.identities and visibility.operators.admits(current_access().principal)
 
 
-async def release(
-    ctx: ServerRequestContext[RouterState, Any], held: ToolHeld, answers: InputAnswers | None
-) -> Answer:
+async def release(ctx: Context, held: ToolHeld, answers: InputAnswers | None) -> Answer:
     """Ask the caller to approve the held tool. Approved: the answers that go on to the
     upstream (the router's own taken out), the tool released in the index. On 2026-07-28 the
     question itself, as a result. Otherwise `held` (or who may approve) is raised."""
@@ -93,7 +90,7 @@ async def release(
     if pin is None or pin.pending_fingerprint is None:
         raise held
     question = _question(held, pin)
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+    if is_modern(ctx):
         answered = await _answered(state, held, pin, question, answers)
         if isinstance(answered, types.InputRequiredResult):
             return answered

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from router.code_mode.outcome import render
@@ -31,9 +30,9 @@ from router.code_mode.signatures import signature
 from router.core.errors import InvalidParams, RouterError, ToolDenied, ToolHeld
 from router.core.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS, search_arguments
 from router.core.tracing import failed, span
-from router.sdk.internals import connection_of
 from router.server.code_mode.runs import Run
 from router.server.lifecycle.readiness import describe
+from router.server.lifecycle.requests import PROGRESS_KEYS, Context, connection
 from router.server.lifecycle.state import RouterState
 from router.server.listing.answer import SearchAnswer, search
 from router.server.listing.rendering import flags, held_lines, held_objects, is_close
@@ -42,7 +41,6 @@ from router.upstream.connection.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
 
-Context = ServerRequestContext[RouterState, Any]
 Result = types.CallToolResult | types.InputRequiredResult
 Forward = Callable[
     [Context, RouterState, str, dict[str, Any], InputAnswers | None], Awaitable[Result]
@@ -52,7 +50,6 @@ NAMES = frozenset((SEARCH_TOOLS, EXECUTE))
 MAX_ROUNDS = 8
 """Questions one call may put to a 2026-07-28 host (each a pause and a retry)."""
 _POLICY_META = "mcp-router/policy"
-_PROGRESS_KEYS = ("progress_token", "progressToken")
 
 
 async def call(
@@ -116,8 +113,8 @@ class _Calls:
         not the program's."""
         ctx: Context = self.run.ctx
         meta = ctx.meta
-        if meta and any(key in meta for key in _PROGRESS_KEYS):
-            quiet = {k: v for k, v in meta.items() if k not in _PROGRESS_KEYS}
+        if meta and any(key in meta for key in PROGRESS_KEYS):
+            quiet = {k: v for k, v in meta.items() if k not in PROGRESS_KEYS}
             return dataclasses.replace(ctx, meta=quiet)  # type: ignore[arg-type]
         return ctx
 
@@ -147,8 +144,7 @@ class _Calls:
     async def search_tools(self, query: str, k: int | None) -> list[dict[str, Any]]:
         if k is not None and not 1 <= k <= MAX_K:
             raise CallRefused(f"search_tools: k must be from 1 to {MAX_K}", ValueError)
-        connection = connection_of(self.run.ctx.session)
-        results = await self.state.search(query, k, connection)
+        results = await self.state.search(query, k, connection(self.run.ctx))
         return [
             {
                 "name": r.qualified_name,
@@ -192,7 +188,7 @@ async def _search(
     ctx: Context, state: RouterState, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
     query, k = search_arguments(arguments)
-    found = await search(state.searcher, query, k, connection=connection_of(ctx.session))
+    found = await search(state.searcher, query, k, connection=connection(ctx))
     return types.CallToolResult(
         content=[types.TextContent(text=signatures_text(found))],
         structured_content=signatures_structured(found),

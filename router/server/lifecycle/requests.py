@@ -15,6 +15,9 @@ from router.server.lifecycle.state import RouterState
 
 Context = ServerRequestContext[RouterState, Any]
 
+PROGRESS_KEYS = ("progress_token", "progressToken")
+"""Where a request's `_meta` carries its progress token (the SDK's name, and the wire's)."""
+
 
 def is_modern(ctx: Context) -> bool:
     """Whether the request comes on a 2026-07-28 revision (no handshake, no session)."""
@@ -29,4 +32,5 @@ def connection(ctx: Context) -> Connection:
 def wants_progress(ctx: Context) -> bool:
     """Whether the host's request carries a progress token (`_meta.progressToken`)."""
     meta: Mapping[str, Any] = ctx.meta or {}
-    return meta.get("progress_token", meta.get("progressToken")) is not None
+    first, second = PROGRESS_KEYS
+    return meta.get(first, meta.get(second)) is not None

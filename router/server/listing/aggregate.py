@@ -20,24 +20,18 @@ prompts are not listed, and reading, getting, completing or subscribing to one i
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from router.core.errors import InvalidParams
-from router.sdk.internals import connection_of
 from router.server.access.authorization import visible_upstreams
-from router.server.lifecycle.state import RouterState
+from router.server.lifecycle.requests import Context, connection, is_modern
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
 from router.server.results.limits import limit_prompt, limit_resource
 from router.upstream.connection.capabilities import for_host
 from router.upstream.connection.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
-
-Context = ServerRequestContext[RouterState, Any]
 
 
 def _routes(ctx: Context) -> Routes:
@@ -73,7 +67,7 @@ async def read_resource(
             result = await pool.read_resource(
                 owner,
                 upstream_uri,
-                handshake_host=_handshake_host(ctx),
+                handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
                 answers=_answers(ctx, params),
             )
     if isinstance(result, types.InputRequiredResult):
@@ -92,17 +86,11 @@ async def _waited_for_upstreams(ctx: Context) -> bool:
     return True
 
 
-def _handshake_host(ctx: Context) -> bool:
-    """Whether the request's host speaks a handshake revision
-    (`router.upstream.connection.twins`)."""
-    return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-
-
 def _answers(ctx: Context, params: types.InputResponseRequestParams) -> InputAnswers | None:
     """A 2026-07-28 host's round: its answers and the upstream's state, passed on as they are
     (`router.upstream.connection.rounds`); None for a handshake-era host, whose questions are
     relayed."""
-    if _handshake_host(ctx):
+    if not is_modern(ctx):
         return None
     return InputAnswers(params.input_responses, params.request_state)
 
@@ -113,7 +101,7 @@ async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types
     state = ctx.lifespan_context
     uri = str(params.uri)
     owner, upstream_uri = owner_of_uri(_routes(ctx), uri)
-    host = connection_of(ctx.session)
+    host = connection(ctx)
     state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
     return types.EmptyResult()
 
@@ -125,7 +113,7 @@ async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> t
         owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
     except InvalidParams:
         return types.EmptyResult()
-    host = connection_of(ctx.session)
+    host = connection(ctx)
     state.subscriptions.unsubscribe(host, state.pool.upstream(owner), upstream_uri)
     return types.EmptyResult()
 
@@ -155,7 +143,7 @@ async def get_prompt(
                 server,
                 name,
                 params.arguments,
-                handshake_host=_handshake_host(ctx),
+                handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
                 answers=_answers(ctx, params),
             )
     if isinstance(result, types.InputRequiredResult):

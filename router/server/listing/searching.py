@@ -15,8 +15,7 @@ from mcp.server.connection import Connection
 from router.core.catalog import ToolRecord
 from router.core.tracing import span
 from router.embedding.base import Vectors
-from router.pinning.matching import HeldTool as HeldTool
-from router.pinning.matching import HeldWords, noted
+from router.pinning.matching import HeldTool, HeldWords, noted
 from router.policy.profiles import View
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage_scopes import UsageScopes

@@ -17,7 +17,7 @@ from router.server.lifecycle.settings import authorize_call, view_of
 
 
 async def authorize(call: ToolCall) -> None:
-    call.ruling = ruling = _ruling(call)
+    ruling = _ruling(call)
     if ruling.verdict is not Verdict.CONFIRM:
         return
     state, tool = call.state, call.tool

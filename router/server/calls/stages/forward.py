@@ -59,9 +59,12 @@ async def _answer(call: ToolCall, progress: ProgressFnT | None) -> Answer:
         with for_host(ctx.session.client_capabilities):
             if answers is not None and is_modern(ctx):
                 return await state.pool.call_tool_round(
-                    tool.server, tool.name, call.arguments, answers=answers,
+                    tool.server,
+                    tool.name,
+                    call.arguments,
+                    answers=answers,
                     progress_callback=progress,
-                )  # fmt: skip
+                )
             return await state.pool.call_tool(
                 tool.server,
                 tool.name,
