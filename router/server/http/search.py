@@ -25,7 +25,13 @@ from router.core.catalog import ToolRecord
 from router.core.errors import StillStarting
 from router.server.access.visibility import Visibility
 from router.server.http.front import front_of
-from router.server.http.rest_models import REFUSALS, STILL_STARTING, RoutedTool, TokenBill
+from router.server.http.rest_models import (
+    REFUSALS,
+    STILL_STARTING,
+    Match,
+    RoutedTool,
+    TokenBill,
+)
 from router.server.http.routing import ListCosts
 from router.server.http.search_models import HeldMatch, SearchRequest, SearchResponse
 from router.server.listing.answer import SearchAnswer, search
@@ -110,6 +116,7 @@ def answer(
         tokens=TokenBill.of(counter.encoding_name, fmt, routed, full),
         catalog_tools=found.indexed,
         pending=found.pending,
+        match=Match.of(found.fit, found.servers),
         held=[HeldMatch(**h) for h in held_objects(found.held)],
     )
 

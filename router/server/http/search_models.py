@@ -8,7 +8,7 @@ from typing import Any, Self
 from pydantic import BaseModel, Field, model_validator
 
 from router.accounting.formats import ToolFormat
-from router.server.http.rest_models import QueryRequest, RoutedTool, TokenBill
+from router.server.http.rest_models import Match, QueryRequest, RoutedTool, TokenBill
 
 
 class SearchRequest(QueryRequest):
@@ -71,6 +71,7 @@ class SearchResponse(BaseModel):
     )
     catalog_tools: int = Field(description="tools in the index")
     pending: list[str] = Field(description="upstreams whose tools are not searchable yet")
+    match: Match
     held: list[HeldMatch] = Field(
         default_factory=list,
         description="tools the query matches that tool pinning holds until a person "

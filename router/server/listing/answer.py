@@ -1,11 +1,12 @@
-"""One search's answer, made once for every surface that searches: MCP's `search_tools`,
-code mode's, `/v1/route` and `/v1/search` (the LLM APIs).
+"""One search's answer, made once for every surface that searches: MCP's `search_tools`, code
+mode's, `/v1/route` and `/v1/search` (the LLM APIs).
 
 `search` runs the search (`Searcher.search`) and gathers what the answer says besides the
-ranked tools, each as the caller's view sees it: the upstreams the search did not cover
-(starting, down, or lazy and answered from their last listing), how many tools it searched,
-which of them read like instructions, and the held tools the query matched. Each surface
-only renders a `SearchAnswer` (`router.server.listing.rendering`, `router.server.code_mode.tools`,
+ranked tools, each as the caller's view sees it: whether any of them fits the request
+(`router.retrieval.fit`), the upstreams the search did not cover (starting, down, or lazy
+and answered from their last listing), how many tools it searched, which of them read like
+instructions, and the held tools the query matched. Each surface only renders a
+`SearchAnswer` (`router.server.listing.rendering`, `router.server.code_mode.tools`,
 `router.server.http.routing`, `router.server.http.search`), so they cannot disagree about
 what a search found or missed.
 """
@@ -19,6 +20,7 @@ from mcp.server.connection import Connection
 
 from router.pinning.matching import HeldTool
 from router.policy.profiles import View
+from router.retrieval.fit import Fit, judge
 from router.retrieval.types import ScoredTool
 from router.server.lifecycle.readiness import Coverage
 from router.server.listing.index import Snapshot
@@ -43,6 +45,19 @@ class SearchAnswer:
     snapshot: Snapshot
     """The snapshot read after the search: its flags, its mode, and the full list to bill."""
     view: View
+    fit: Fit
+    """Whether the best result fits the request, or none does (`router.retrieval.fit`)."""
+
+    @property
+    def servers(self) -> tuple[tuple[str, str | None], ...]:
+        """The servers the ranked tools come from, best first, each with what it says
+        about itself (its title, description and instructions, when it gave them): where
+        a request that nothing fits may still belong."""
+        about: dict[str, str | None] = {}
+        for result in self.results:
+            if not result.pinned:
+                about.setdefault(result.tool.server, result.tool.server_description)
+        return tuple(about.items())
 
     @property
     def flagged(self) -> Mapping[str, tuple[str, ...]]:
@@ -83,4 +98,15 @@ async def search(
     )
     snapshot = searcher.index.snapshot
     indexed = len(snapshot.catalog) - len(visibility.hidden(snapshot, view))
-    return SearchAnswer(query, size, tuple(results), coverage, indexed, tuple(held), snapshot, view)
+    floor = snapshot.retriever.match_floor if snapshot.retriever is not None else None
+    return SearchAnswer(
+        query,
+        size,
+        tuple(results),
+        coverage,
+        indexed,
+        tuple(held),
+        snapshot,
+        view,
+        judge(results, floor),
+    )

@@ -9,24 +9,55 @@ from typing import Any
 from router.accounting.formats import normalise_schema
 from router.core.meta_tools import MAX_K
 from router.pinning.matching import HeldTool
+from router.retrieval.fit import judge
 from router.retrieval.types import ScoredTool
 from router.server.lifecycle.readiness import describe
 from router.server.listing.answer import SearchAnswer
 
 _MAX_DESCRIPTION = 300
-_CLOSE_DENSE = 0.3
-"""Below this cosine, with no query word in common, a result is only the nearest there is."""
+_MAX_ABOUT = 120
+"""A server's self-description, shortened to this when a weak answer names it."""
+REPHRASE = (
+    "The right tool may still exist: say the goal and the thing it acts on in other words, "
+    'or name the product or server (for example "add a note to my memory that Alice works '
+    'at Acme", "create an issue on GitHub").'
+)
 
 
-def is_close(result: ScoredTool) -> bool:
-    """Whether a result matches the query in earnest: named exactly, sharing a word with it
-    (BM25), or near it in meaning. The others are only the least far of a poor lot."""
-    return (
-        result.exact_match
-        or result.pinned
-        or (result.bm25_score or 0.0) > 0
-        or (result.dense_score or 0.0) >= _CLOSE_DENSE
-    )
+def is_close(answer: SearchAnswer, result: ScoredTool) -> bool:
+    """Whether one result fits the request by itself (`router.retrieval.fit`), as the
+    answer judged its best: a pinned tool is listed whatever the request."""
+    return result.pinned or judge([result], answer.fit.floor).fits
+
+
+def fit_object(answer: SearchAnswer) -> dict[str, Any]:
+    """The answer's verdict as structured content: whether any tool fits, on what score,
+    and the servers the candidates come from."""
+    fit = answer.fit
+    best = None if fit.best_similarity is None else round(fit.best_similarity, 4)
+    return {
+        "fits": fit.fits,
+        "bestSimilarity": best,
+        "floor": fit.floor,
+        "servers": [
+            {"name": name, "about": _shorten(about, _MAX_ABOUT) if about else None}
+            for name, about in answer.servers
+        ],
+    }
+
+
+def weak_lines(answer: SearchAnswer) -> list[str]:
+    """What the model reads when no tool fits: that these are only the nearest, from
+    which servers, and how to ask again."""
+    if answer.fit.fits or not answer.results:
+        return []
+    servers = []
+    for name, about in answer.servers[:3]:
+        servers.append(f"{name} ({_shorten(about, _MAX_ABOUT)})" if about else name)
+    return [
+        f"No tool matches this request well: these are only the nearest, from "
+        f"{', '.join(servers)}. {REPHRASE}"
+    ]
 
 
 def structured_results(answer: SearchAnswer) -> dict[str, Any]:
@@ -35,7 +66,8 @@ def structured_results(answer: SearchAnswer) -> dict[str, Any]:
     return {
         "query": answer.query,
         "indexed": answer.indexed,
-        "close": sum(1 for r in results if is_close(r)),
+        "close": sum(1 for r in results if is_close(answer, r)),
+        "match": fit_object(answer),
         "maxK": MAX_K,
         "tools": [
             {
@@ -46,7 +78,7 @@ def structured_results(answer: SearchAnswer) -> dict[str, Any]:
                 # the upstream's hints (readOnlyHint, destructiveHint...), as a listing has them
                 **({"annotations": r.tool.annotations} if r.tool.annotations else {}),
                 "score": round(r.score, 6),
-                "close": is_close(r),
+                "close": is_close(answer, r),
                 # text that reads like instructions to the model: data, never orders
                 **flags(answer, r),
             }
@@ -92,12 +124,7 @@ def text_results(answer: SearchAnswer) -> str:
             f'The {len(results)} best of {total} tools for "{query}", best first.{more} '
             "Call one with call_tool(name, arguments), or directly by name:"
         ]
-        if not any(is_close(r) for r in results):
-            lines.append(
-                "None of them matches closely: these are only the nearest. The right tool "
-                "may still exist: describe the task in other words, or name the action and "
-                'the product (for example "create an issue on GitHub").'
-            )
+        lines.extend(weak_lines(answer))
         for r in results:
             lines.append("")
             lines.append(f"{r.rank}. {r.qualified_name} — {_shorten(r.tool.description)}")
@@ -139,9 +166,9 @@ def held_lines(held: Sequence[HeldTool]) -> list[str]:
     return lines
 
 
-def _shorten(text: str) -> str:
+def _shorten(text: str, limit: int = _MAX_DESCRIPTION) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_DESCRIPTION else flat[: _MAX_DESCRIPTION - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _parameter_lines(schema: Mapping[str, Any]) -> list[str]:
