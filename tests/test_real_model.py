@@ -11,6 +11,7 @@ from router.embedding.base import Embedder
 from router.embedding.manifest import ModelSpec, resolve_model
 from router.embedding.sentence import SentenceTransformerEmbedder
 from router.evaluation.dataset import load_catalog
+from router.retrieval.fit import judge
 from router.retrieval.retriever import Retriever, SearchMode
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 
@@ -92,3 +93,23 @@ def test_a_directory_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
 def test_unknown_model_name_is_a_clear_error() -> None:
     with pytest.raises(EmbeddingError, match="all-MiniLM-L6-v2"):
         resolve_model("no-such-model")
+
+
+NOTHING_FITS = ("sing me a lullaby", "pause the music on my home theater")
+"""Requests that no tool of the example servers serves (MSC-Bench's infeasible kind)."""
+
+
+def test_the_default_model_says_when_nothing_fits(real_embedder: Embedder) -> None:
+    # the floor is the one benchmarks.no_match calibrated for the shipped model
+    catalog, _ = load_catalog(ROOT / "benchmarks" / "data" / "peoples_requests" / "catalog.jsonl")
+    retriever, _ = Retriever.build(catalog, real_embedder)
+    floor = retriever.match_floor
+    assert floor is not None and 0.1 < floor < 0.5
+    for query in NOTHING_FITS:
+        fit = judge(retriever.search(query, k=5), floor)
+        assert not fit.fits and fit.best_similarity is not None, query
+        assert fit.best_similarity <= floor - 0.02, (query, fit.best_similarity)
+    for query in ("what time is it in Tokyo", "fetch the page at https://example.com"):
+        fit = judge(retriever.search(query, k=5), floor)
+        assert fit.fits and fit.best_similarity is not None, query
+        assert fit.best_similarity >= floor + 0.1, (query, fit.best_similarity)

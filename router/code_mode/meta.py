@@ -15,9 +15,11 @@ MODULES = (
 """What a program may import (the sandbox's standard library)."""
 
 _SEARCH = (
-    "Find the tools that can do a task. Describe the task in plain words; the best matching "
-    "tools come back as Python signatures (parameters, return shape, docstring), to call "
-    "from a program you run with execute."
+    "Find the tools for a task among every connected server's tools. Describe one task in "
+    'plain words: the goal, what it acts on, and the product or server if known ("create an '
+    'issue on GitHub"), not a guessed tool name. Matches come back as Python signatures '
+    "(parameters, return shape, docstring), to call from a program you run with execute. If "
+    "the answer says no tool matches well, search again in other words."
 )
 
 

@@ -22,10 +22,15 @@ EXECUTE = "execute"
 MAX_K = 50
 
 _SEARCH_DESCRIPTION = (
-    "Find the tools that can do a task. Describe the task in plain words; the best matching "
-    "tools come back with their full input schemas. Then call one with call_tool (or directly "
-    "by its name if your client lists it)."
+    "Find the tools for a task among every connected server's tools (only a few are listed). "
+    "Describe one task in plain words: the goal, what it acts on, and the product or server "
+    'if known ("create an issue on GitHub", "remember that Alice works at Acme"), not a '
+    "guessed tool name. Matches come back with full input schemas; call one with call_tool. "
+    "If the answer says no tool matches well, search again in other words before concluding "
+    "there is none. For several steps, search for each."
 )
+"""What a model reads before it writes a query: one task, the goal and its object and the
+product, as the ranking model was trained to read (benchmarks/data/peoples_requests)."""
 _CALL_DESCRIPTION = (
     "Call a tool found with search_tools: give its exact name and its arguments as an object "
     "that matches the tool's input schema."
@@ -55,12 +60,17 @@ def search_schema(default_k: int) -> dict[str, object]:
     return {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "The task, in plain words."},
+            "query": {
+                "type": "string",
+                "description": "One task in plain words: the goal, what it acts on, and the "
+                "product or server if known.",
+            },
             "k": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_K,
-                "description": f"How many tools to return (default {default_k}).",
+                "description": f"How many tools to return (default {default_k}); ask for "
+                "more when the right one is missing.",
             },
         },
         "required": ["query"],
