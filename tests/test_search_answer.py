@@ -1,7 +1,8 @@
 """One search answer (`router.server.listing.answer`), rendered by every surface: the same
 query through MCP's `search_tools`, code mode's `search_tools` and a program's, `/v1/search`
 in each LLM API's shape and `/v1/route` names the same tools in the same order, the same
-number of tools searched, the same upstreams not searched and the same held tools; and each
+number of tools searched, the same upstreams not searched, the same held tools and the same
+verdict on whether any tool fits; and each
 says only what the caller's view may see.
 
 The fronts are real (in process, BM25 only) over real upstreams: `tests/upstreams/guarded.py`,
@@ -70,6 +71,9 @@ class Seen:
     indexed: int | None
     unsearched: tuple[str, ...]
     held: tuple[str, ...]
+    fits: bool
+    servers: tuple[str, ...]
+    """Whether any tool fits (`match`), and the servers the answer says they come from."""
 
 
 def from_mcp(result: types.CallToolResult) -> Seen:
@@ -81,6 +85,8 @@ def from_mcp(result: types.CallToolResult) -> Seen:
         found["indexed"],
         (*found["starting"], *down),
         tuple(h["name"] for h in found["held"]),
+        found["match"]["fits"],
+        tuple(s["name"] for s in found["match"]["servers"]),
     )
 
 
@@ -93,6 +99,8 @@ def from_code_mode(result: types.CallToolResult) -> Seen:
         int(searched.group(1)) if searched else None,
         (*found["starting"], *found["down"]),  # the down server was never indexed
         tuple(h["name"] for h in found["held"]),
+        found["match"]["fits"],
+        tuple(s["name"] for s in found["match"]["servers"]),
     )
 
 
@@ -102,6 +110,8 @@ def from_rest(body: dict[str, Any]) -> Seen:
         body["catalog_tools"],
         tuple(body["pending"]),
         tuple(h["name"] for h in body.get("held", [])),
+        body["match"]["fits"],
+        tuple(s["name"] for s in body["match"]["servers"]),
     )
 
 
@@ -162,9 +172,13 @@ async def test_every_surface_names_the_same_tools_coverage_and_held_tools(
                 assert said.indexed == mcp.indexed, (query, surface)
             if not surface.endswith("route"):  # /v1/route does not name held tools
                 assert said.held == mcp.held, (query, surface)
+            assert (said.fits, said.servers) == (mcp.fits, mcp.servers), (query, surface)
         assert programs[query] == mcp.names, query
     assert seen["delete a note"]["search mode's search_tools"].names[0] == "guarded__delete_note"
+    assert seen["delete a note"]["search mode's search_tools"].fits
+    assert seen["delete a note"]["search mode's search_tools"].servers[0] == "guarded"
     assert seen["zzzz qqqq"]["search mode's search_tools"].names == ()
+    assert not seen["zzzz qqqq"]["search mode's search_tools"].fits
     # the held tool is named by the query that looks for it, and only by that one
     held = {query: surfaces["search mode's search_tools"].held for query, surfaces in seen.items()}
     assert held == {query: (HELD,) if "look up" in query else () for query in QUERIES}

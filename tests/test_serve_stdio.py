@@ -75,6 +75,25 @@ async def test_search_tools_puts_get_current_time_first_for_what_time_is_it_in_t
     assert "timezone (string, required)" in first_text(result)
 
 
+async def test_search_tools_says_when_no_tool_fits_and_names_the_nearest_servers(
+    client: Client,
+) -> None:
+    with anyio.fail_after(10):
+        weak = await client.call_tool("search_tools", {"query": "sing me a lullaby"})
+        good = await client.call_tool("search_tools", {"query": "what time is it in Tokyo"})
+
+    match = (weak.structured_content or {})["match"]
+    assert match["fits"] is False and match["bestSimilarity"] < match["floor"]
+    servers = [s["name"] for s in match["servers"]]
+    assert servers and set(servers) <= SERVERS
+    text = first_text(weak)
+    assert "No tool matches this request well" in text and "in other words" in text
+    assert all(name in text for name in servers[:3])
+    assert len(searched_names(weak)) == 5  # the nearest candidates are still listed
+    assert (good.structured_content or {})["match"]["fits"] is True
+    assert "No tool matches" not in first_text(good)
+
+
 async def test_call_tool_and_a_direct_call_return_the_time_servers_real_result(
     client: Client,
 ) -> None:
