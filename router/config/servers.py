@@ -52,7 +52,6 @@ FOREIGN_KEYS = frozenset(
         "autoApprove",
         "alwaysAllow",
         "timeout",
-        "description",
         "transportType",
         "envFile",
         "enabled",
@@ -134,6 +133,10 @@ class _ServerBase(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     disabled: bool = False
+    description: str | None = None
+    """What the server is for, in the user's words ("our team's knowledge base"): joined to
+    what the server says about itself, it places the server as a whole in search
+    (`router.retrieval.server_signal`) and names it in an answer that nothing fits."""
     protocol: Annotated[str, AfterValidator(_check_protocol)] = "auto"
     """`auto` probes `server/discover` once and remembers the answer; `legacy` always uses the
     `initialize` handshake (no probe); a modern version such as `2026-07-28` skips the probe."""

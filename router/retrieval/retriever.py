@@ -20,6 +20,7 @@ from router.retrieval.decompose import split_steps
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
 from router.retrieval.lexical import LexicalIndex
+from router.retrieval.server_signal import ServerSignal
 from router.retrieval.servers import ServerNames
 from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey
@@ -72,6 +73,7 @@ class Retriever:
         for position, record in enumerate(catalog.records):
             self._server_tools.setdefault(record.server, []).append(position)
         self.ranking = ranking
+        self._server_signal: ServerSignal | None = None  # built on first use
         unknown = [p for p in pins if catalog.get(p) is None]
         if unknown:
             raise RouterError(f"pinned tools not in the catalog: {', '.join(unknown)}")
@@ -110,11 +112,8 @@ class Retriever:
 
     @property
     def match_floor(self) -> float | None:
-        """The cosine below which nothing fits (`router.retrieval.fit`), as calibrated for
-        this model; None for a model never calibrated, or without one."""
-        if self._embedder is None:
-            return None
-        return match_floor(self._embedder.model_id)
+        """The model's calibrated nothing-fits cosine (`router.retrieval.fit`); None: none."""
+        return None if self._embedder is None else match_floor(self._embedder.model_id)
 
     @property
     def modes(self) -> tuple[SearchMode, ...]:
@@ -257,6 +256,8 @@ class Retriever:
                 best = sorted(step, key=lambda p: (-step[p], p))
                 leaders.extend(p for p in best[: self.ranking.step_quota] if p not in leaders)
         self._add_bonuses(query, scores, dense, bm25, lift or {})
+        if self.ranking.server_bonus:
+            self._lift_servers(query_vectors[0], scores)
         order = sorted(scores, key=lambda p: (-scores[p], -dense[p], -bm25[p], p))[:depth]
         if leaders:
             # every step's leaders go up front (with the whole request's best), so one step's
@@ -336,6 +337,14 @@ class Retriever:
             for position in self._server_tools[self.catalog.records[lead].server]:
                 if position in scores:
                     scores[position] += ranking.companion_bonus * scale
+
+    def _lift_servers(self, query: Vectors, scores: dict[int, float]) -> None:
+        """The nearest servers' tools rise (`server_signal.py`), with the vectors at hand."""
+        if self._server_signal is None and isinstance(self._dense, DenseIndex):
+            signal = ServerSignal.of(self.catalog.records, self._dense.vectors, self._server_tools)
+            self._server_signal = signal.described(self._embedder)
+        if self._server_signal is not None:
+            self._server_signal.lift(scores, query, self.ranking.server_bonus)
 
     def _select(
         self,

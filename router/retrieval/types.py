@@ -79,6 +79,9 @@ class Ranking:
     "A place up front for each step")."""
     named_server_bonus: float = 0.1
     companion_bonus: float = 0.0
+    server_bonus: float = 0.0
+    """Added to the tools of the servers nearest the request as wholes
+    (`router.retrieval.server_signal`), times their similarity relative to the nearest."""
     usage_bonus: float = 1.0
     server_share: float = 0.8
     """The most of the top k one server may take unless the query names it (its tools past

@@ -121,7 +121,7 @@ class Upstream:
         self._lost: str | None = None
         self._demand = Demand(name, lazy=lazy, idle=self.timeouts.idle)
         self._listings = listings
-        self._known = KnownListing(name, self._filter)
+        self._known = KnownListing(name, self._filter, server.description)
         if lazy and cached is not None:
             self._known.install(cached, from_cache=True)
         self._health = Health(self._touch, idle=self._known.from_cache)

@@ -26,6 +26,9 @@ from router.server.lifecycle.readiness import Coverage
 from router.server.listing.index import Snapshot
 from router.server.listing.searching import Budget, Searcher
 
+MAX_ABOUT = 120
+"""A server's words about itself, shortened to this where an answer names the server."""
+
 
 @dataclass(frozen=True, slots=True)
 class SearchAnswer:
@@ -55,8 +58,10 @@ class SearchAnswer:
         a request that nothing fits may still belong."""
         about: dict[str, str | None] = {}
         for result in self.results:
-            if not result.pinned:
-                about.setdefault(result.tool.server, result.tool.server_description)
+            if not result.pinned and result.tool.server not in about:
+                words = " ".join((result.tool.server_description or "").split())
+                cut = words if len(words) <= MAX_ABOUT else words[: MAX_ABOUT - 1] + "…"
+                about[result.tool.server] = cut or None
         return tuple(about.items())
 
     @property

@@ -15,8 +15,6 @@ from router.server.lifecycle.readiness import describe
 from router.server.listing.answer import SearchAnswer
 
 _MAX_DESCRIPTION = 300
-_MAX_ABOUT = 120
-"""A server's self-description, shortened to this when a weak answer names it."""
 REPHRASE = (
     "The right tool may still exist: say the goal and the thing it acts on in other words, "
     'or name the product or server (for example "add a note to my memory that Alice works '
@@ -39,10 +37,7 @@ def fit_object(answer: SearchAnswer) -> dict[str, Any]:
         "fits": fit.fits,
         "bestSimilarity": best,
         "floor": fit.floor,
-        "servers": [
-            {"name": name, "about": _shorten(about, _MAX_ABOUT) if about else None}
-            for name, about in answer.servers
-        ],
+        "servers": [{"name": name, "about": about} for name, about in answer.servers],
     }
 
 
@@ -53,7 +48,7 @@ def weak_lines(answer: SearchAnswer) -> list[str]:
         return []
     servers = []
     for name, about in answer.servers[:3]:
-        servers.append(f"{name} ({_shorten(about, _MAX_ABOUT)})" if about else name)
+        servers.append(f"{name} ({about})" if about else name)
     return [
         f"No tool matches this request well: these are only the nearest, from "
         f"{', '.join(servers)}. {REPHRASE}"
@@ -166,9 +161,9 @@ def held_lines(held: Sequence[HeldTool]) -> list[str]:
     return lines
 
 
-def _shorten(text: str, limit: int = _MAX_DESCRIPTION) -> str:
+def _shorten(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= _MAX_DESCRIPTION else flat[: _MAX_DESCRIPTION - 1] + "…"
 
 
 def _parameter_lines(schema: Mapping[str, Any]) -> list[str]:

@@ -17,9 +17,11 @@ from router.upstream.listing.filtering import ToolFilter
 class KnownListing:
     """One upstream's last listing, as listed (`raw`) and as the router serves it."""
 
-    def __init__(self, name: str, tool_filter: ToolFilter) -> None:
+    def __init__(self, name: str, tool_filter: ToolFilter, description: str | None = None) -> None:
         self._name = name
         self._filter = tool_filter
+        self._description = description
+        """The config's `description` of the server, before what the server says itself."""
         self.raw: CachedListing | None = None
         """The whole listing as the server sent it, with its identity: what the cache keeps."""
         self.listing = Listing()
@@ -43,7 +45,8 @@ class KnownListing:
     def install(self, listed: CachedListing, *, from_cache: bool = False) -> None:
         """Adopt a listing (tools filtered) and the server's identity."""
         self.raw, self.from_cache = listed, from_cache
-        about = server_description(listed.server_info, listed.instructions)
+        own = server_description(listed.server_info, listed.instructions)
+        about = "\n".join(p for p in (self._description, own) if p and p.strip()) or None
         whole = listed.listing
         tools = tuple(t for t in whole.tools if self._filter.allows(self._name, t.name))
         self.listing = Listing(tools, whole.resources, whole.resource_templates, whole.prompts)
