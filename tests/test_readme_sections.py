@@ -16,6 +16,7 @@ from benchmarks import (
     lazy_start,
     listing_tokens,
     model_tables,
+    no_match,
 )
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
@@ -139,3 +140,9 @@ def test_breakdown_takes_the_servers_lists_apart_step_by_step() -> None:
         parts["router_entries_qualified_names_one_list"]
         > parts["router_entries_own_names_one_list"]
     )
+
+
+def test_no_match_section_is_its_result_rendered() -> None:
+    result = _result("no-match.json")
+    body = no_match.markdown(result)
+    assert _in_sync(no_match.README, no_match.START, no_match.END, body)
