@@ -81,7 +81,9 @@ class Ranking:
     companion_bonus: float = 0.0
     server_bonus: float = 0.0
     """Added to the tools of the servers nearest the request as wholes
-    (`router.retrieval.server_signal`), times their similarity relative to the nearest."""
+    (`router.retrieval.server_signal`), times their similarity relative to the nearest. Off:
+    chosen on dev (0.1), it lost beyond the interval on test halves (MSC-Bench top-1, BFCL
+    hit@5 at +20k) and gained only on MetaTool (`benchmarks.server_signal`)."""
     usage_bonus: float = 1.0
     server_share: float = 0.8
     """The most of the top k one server may take unless the query names it (its tools past
