@@ -17,6 +17,7 @@ from benchmarks import (
     listing_tokens,
     model_tables,
     no_match,
+    server_signal,
 )
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
@@ -146,3 +147,9 @@ def test_no_match_section_is_its_result_rendered() -> None:
     result = _result("no-match.json")
     body = no_match.markdown(result)
     assert _in_sync(no_match.README, no_match.START, no_match.END, body)
+
+
+def test_server_signal_section_is_its_result_rendered() -> None:
+    report = _result("server-signal.json")
+    body = server_signal.markdown(report)
+    assert _in_sync(server_signal.README, server_signal.START, server_signal.END, body)
