@@ -15,6 +15,7 @@ from benchmarks import (
     eval_sets,
     lazy_start,
     listing_tokens,
+    model_experiment,
     model_tables,
     no_match,
     server_signal,
@@ -153,3 +154,9 @@ def test_server_signal_section_is_its_result_rendered() -> None:
     report = _result("server-signal.json")
     body = server_signal.markdown(report)
     assert _in_sync(server_signal.README, server_signal.START, server_signal.END, body)
+
+
+def test_model_experiment_section_is_its_result_rendered() -> None:
+    report = _result("model-real-requests-goals.json")
+    body = model_experiment.markdown(report)
+    assert _in_sync(server_signal.README, model_experiment.START, model_experiment.END, body)
