@@ -30,36 +30,46 @@ _CONFIG_FILES = ("modules.json", "sentence_bert_config.json")
 
 
 def export_fp32(trained: Path, target: Path) -> None:
-    import torch
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(trained), device="cpu")
     transformer: Any = model[0].auto_model
     transformer.eval()
 
-    class States(torch.nn.Module):
+    export_transformer(transformer, "last_hidden_state", target, {0: "batch", 1: "tokens"})
+
+
+def export_transformer(
+    inner: Any, output: str, target: Path, output_axes: dict[int, str], batch: int = 1
+) -> None:
+    """A BERT-style transformer's `output` as an ONNX graph at `target`: inputs `input_ids`,
+    `attention_mask` and `token_type_ids`, dynamic in batch and tokens."""
+    import torch
+
+    class Output(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.inner = transformer
+            self.inner = inner
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
+            found = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+            )
+            return getattr(found, output)
 
-    ids = torch.ones((1, 8), dtype=torch.long)
+    ids = torch.ones((batch, 8), dtype=torch.long)
     with torch.no_grad():
         torch.onnx.export(
-            States(),
+            Output(),
             (ids, torch.ones_like(ids), torch.zeros_like(ids)),
             str(target),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["last_hidden_state"],
+            output_names=[output],
             dynamic_axes={
                 "input_ids": {0: "batch", 1: "tokens"},
                 "attention_mask": {0: "batch", 1: "tokens"},
                 "token_type_ids": {0: "batch", 1: "tokens"},
-                "last_hidden_state": {0: "batch", 1: "tokens"},
+                output: output_axes,
             },
             opset_version=17,
             dynamo=False,

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from models.training.export import MODEL_FILE, quantise
+from models.training.export import MODEL_FILE, export_transformer, quantise
 
 CONFIG_FILE = "reranker.json"
 TOKENIZER_FILE = "tokenizer.json"
@@ -31,7 +31,6 @@ DEFAULT_MAX_LENGTH = 128
 
 
 def export_fp32(trained: Path, target: Path) -> None:
-    import torch
     from transformers import AutoModelForSequenceClassification
 
     classifier: Any = AutoModelForSequenceClassification.from_pretrained(str(trained))
@@ -39,33 +38,7 @@ def export_fp32(trained: Path, target: Path) -> None:
     if classifier.config.num_labels != 1:
         raise SystemExit(f"{trained}: a reranker has one label, this model has more")
 
-    class Logits(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = classifier
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).logits
-
-    ids = torch.ones((2, 8), dtype=torch.long)
-    with torch.no_grad():
-        torch.onnx.export(
-            Logits(),
-            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-            str(target),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["logits"],
-            dynamic_axes={
-                "input_ids": {0: "batch", 1: "tokens"},
-                "attention_mask": {0: "batch", 1: "tokens"},
-                "token_type_ids": {0: "batch", 1: "tokens"},
-                "logits": {0: "batch"},
-            },
-            opset_version=17,
-            dynamo=False,
-        )
+    export_transformer(classifier, "logits", target, {0: "batch"}, batch=2)
 
 
 def max_length_of(trained: Path) -> int:
