@@ -81,16 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         if args.candidate is None:
             parser.error("--candidate is needed unless --table-only")
-        weights = server_signal.WEIGHTS
-        server_signal.WEIGHTS = (0.0,)  # the default ranking only
-        try:
-            run = server_signal.measure(
-                argparse.Namespace(
-                    data=args.data, model=str(args.candidate), cache_dir=args.cache_dir
-                )
-            )
-        finally:
-            server_signal.WEIGHTS = weights
+        run = server_signal.measure(
+            argparse.Namespace(data=args.data, model=str(args.candidate), cache_dir=args.cache_dir),
+            weights=(0.0,),  # the default ranking only
+        )
         shipped = json.loads(args.shipped.read_text("utf-8"))
         report = {
             "schema": "mcp-router.model-experiment/1",

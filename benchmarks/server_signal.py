@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "server-signal.json"
 README = ROOT / "benchmarks" / "README.md"
 START, END = "<!-- server-signal:start -->", "<!-- server-signal:end -->"
-WEIGHTS: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2)
+WEIGHTS = (0.0, 0.05, 0.1, 0.2)
 SIZES = (0, 20000)
 PER_HALF = 600
 SEED = 35
@@ -76,12 +76,14 @@ def _public_set(root: Path, name: str) -> tuple[data.QuerySet, dict[str, list[Qu
     return query_set, halves
 
 
-def _per_query(retriever: Retriever, queries: Sequence[Query]) -> dict[str, dict[str, list[float]]]:
+def _per_query(
+    retriever: Retriever, queries: Sequence[Query], weights: Sequence[float]
+) -> dict[str, dict[str, list[float]]]:
     """Each weight's per-query top-1 and hit@5 (every group in the top K)."""
     resolved, _ = resolve_gold(retriever.catalog, list(queries))
     vectors = [retriever.embed_query(item.query.text) for item in resolved]
     out: dict[str, dict[str, list[float]]] = {}
-    for weight in WEIGHTS:
+    for weight in weights:
         ranker = retriever.with_ranking(dataclasses.replace(DEFAULT, server_bonus=weight))
         top1, hit = [], []
         for item, row in zip(resolved, vectors, strict=True):
@@ -93,7 +95,7 @@ def _per_query(retriever: Retriever, queries: Sequence[Query]) -> dict[str, dict
     return out
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+def measure(args: argparse.Namespace, weights: Sequence[float] = WEIGHTS) -> dict[str, Any]:
     embedder = load_embedder(args.model, args.cache_dir)
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     pool = data.load_pool(args.data)
@@ -113,14 +115,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     "split": split,
                     "tools": len(specs),
                     "queries": len(queries),
-                    "per_query": _per_query(retriever, queries),
+                    "per_query": _per_query(retriever, queries, weights),
                 }
             print(f"{name} +{size}: done", file=sys.stderr)
     return {
         "schema": "mcp-router.server-signal/1",
         "commit": head_commit(),
         "model": embedder.model_id,
-        "weights": list(WEIGHTS),
+        "weights": list(weights),
         "k": K,
         "cells": cells,
     }
@@ -139,7 +141,7 @@ def summarise(report: dict[str, Any]) -> dict[str, Any]:
         weight: round(
             float(np.mean([np.mean([means[c][weight][f] for f in FIGURES]) for c in dev])), 4
         )
-        for weight in (f"{w:g}" for w in WEIGHTS)
+        for weight in (f"{w:g}" for w in report["weights"])
     }
     chosen = max(score, key=lambda w: (score[w], -float(w)))
     margins = {
