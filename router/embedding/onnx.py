@@ -38,8 +38,8 @@ import numpy.typing as npt
 from router.core.errors import EmbeddingError
 from router.core.memory import release_free_memory
 from router.embedding.base import Vectors
-from router.embedding.int8_graph import int8_model
 from router.embedding.manifest import ModelSpec, locate
+from router.embedding.sessions import transformer_session
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class OnnxEmbedder:
                 f"manifest; reinstall it ({self._spec.install or 'see models/README.md'})"
             )
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (here for the clear error below)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingError(
@@ -167,30 +167,15 @@ class OnnxEmbedder:
         tokenizer = Tokenizer.from_file(str(tokenizer_file))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=pipeline.max_seq_length)
-        options = ort.SessionOptions()
-        options.enable_cpu_mem_arena = False
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         logger.info("loading embedding model %s from %s", self._spec.id, model_file)
         try:
-            model: str | bytes = str(model_file)
-            if self._spec.quantization == INT8_MATMUL:
-                model = int8_model(model_file, digest, self._cache_dir)
-            try:
-                session = ort.InferenceSession(
-                    model, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            except Exception:
-                if model == str(model_file) or isinstance(model, bytes):
-                    raise
-                Path(model).unlink(missing_ok=True)  # a damaged stored rewrite: make it anew
-                model = int8_model(model_file, digest, None)
-                session = ort.InferenceSession(
-                    model, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            del model
+            session = transformer_session(
+                model_file,
+                digest,
+                self._cache_dir,
+                int8=self._spec.quantization == INT8_MATMUL,
+                threads=1,
+            )
         except Exception as exc:  # onnxruntime and onnx raise their own untyped errors
             raise EmbeddingError(f"cannot load model {self._spec.id!r}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}

@@ -1,0 +1,41 @@
+"""One onnxruntime session for a transformer file, as the embedder and the reranker run it.
+
+Both run on the CPU without onnxruntime's memory arena or spinning threads (an idle router
+holds no cores), and both may run the file's int8 rewrite (`router.embedding.int8_graph`),
+kept in the cache folder; a stored rewrite that onnxruntime cannot read is made anew once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from router.embedding.int8_graph import int8_model
+
+
+def transformer_session(
+    model_file: Path, digest: str, cache_dir: Path | None, *, int8: bool, threads: int
+) -> Any:
+    """An `InferenceSession` of `model_file` (sha256 `digest`), with `threads` intra-op
+    threads; of its int8 rewrite when `int8`. Raises what onnxruntime and onnx raise (their
+    own untyped errors): the caller names the model in its error."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.enable_cpu_mem_arena = False
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    model: str | bytes = int8_model(model_file, digest, cache_dir) if int8 else str(model_file)
+    try:
+        return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception:
+        if not int8 or isinstance(model, bytes):
+            raise
+        Path(model).unlink(missing_ok=True)  # a damaged stored rewrite: make it anew
+        return ort.InferenceSession(
+            int8_model(model_file, digest, None),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+        )
