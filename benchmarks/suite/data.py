@@ -56,7 +56,7 @@ class QuerySet:
         return frozenset(key for q in self.queries for g in q.gold_groups for key in g)
 
 
-def _spec(raw: dict[str, Any]) -> ToolSpec:
+def spec_of(raw: dict[str, Any]) -> ToolSpec:
     """A catalog line as `router.evaluation.dataset` reads it (same search text, same cache key)."""
     schema = raw.get("inputSchema")
     server_description = raw.get("server_description")
@@ -110,7 +110,7 @@ def load_set(
     """Read a set; the sample is drawn from the `split` half of its queries (`half`).
     `catalog_limit` keeps the gold tools of the sample plus other tools up to that many
     (quick runs only)."""
-    specs = tuple(_spec(raw) for raw in _rows(data / name / "catalog.jsonl"))
+    specs = tuple(spec_of(raw) for raw in _rows(data / name / "catalog.jsonl"))
     queries, _ = load_queries(data / name / "queries.jsonl")
     pool = [q for q in queries if split == "all" or half(name, q.id) == split]
     chosen = sample(pool, max_queries, seed)
@@ -137,7 +137,7 @@ def load_pool(data: Path) -> list[PoolTool]:
         for raw in _rows(data / pool / "catalog.jsonl"):
             tools.append(
                 PoolTool(
-                    spec=_spec(raw),
+                    spec=spec_of(raw),
                     title=str(raw.get("server_title") or ""),
                     duplicate_of=str(raw.get("duplicate_of_server") or ""),
                 )
