@@ -52,9 +52,10 @@ K = 5
 FIGURES = ("top1", "hit@5")
 
 
-def _people_set() -> tuple[data.QuerySet, dict[str, list[Query]]]:
+def people_set() -> tuple[data.QuerySet, dict[str, list[Query]]]:
+    """The people's requests as one set over their catalog, and their dev and test halves."""
     specs = tuple(
-        data._spec(json.loads(line))
+        data.spec_of(json.loads(line))
         for line in (PEOPLE / "catalog.jsonl").read_text("utf-8").splitlines()
         if line.strip()
     )
@@ -63,12 +64,15 @@ def _people_set() -> tuple[data.QuerySet, dict[str, list[Query]]]:
     return data.QuerySet("peoples_requests", specs, every, every, ()), halves
 
 
-def _public_set(root: Path, name: str) -> tuple[data.QuerySet, dict[str, list[Query]]]:
+def public_set(
+    root: Path, name: str, per_half: int = PER_HALF
+) -> tuple[data.QuerySet, dict[str, list[Query]]]:
+    """A public set, and at most `per_half` seeded requests of each of its halves."""
     query_set = data.load_set(root, name, max_queries=None, scale_queries=None, seed=0)
     halves = {
         split: list(
             data.sample(
-                [q for q in query_set.queries if data.half(name, q.id) == split], PER_HALF, SEED
+                [q for q in query_set.queries if data.half(name, q.id) == split], per_half, SEED
             )
         )
         for split in ("dev", "test")
@@ -99,9 +103,9 @@ def measure(args: argparse.Namespace, weights: Sequence[float] = WEIGHTS) -> dic
     embedder = load_embedder(args.model, args.cache_dir)
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     pool = data.load_pool(args.data)
-    sets = {"peoples_requests": _people_set()}
+    sets = {"peoples_requests": people_set()}
     for name in ("msc_bench", "bfcl", "metatool"):
-        sets[name] = _public_set(args.data, name)
+        sets[name] = public_set(args.data, name)
     cells: dict[str, Any] = {}
     for name, (query_set, halves) in sets.items():
         order = data.distractor_order(pool, data.copies_of(pool, query_set), 0)
