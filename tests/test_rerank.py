@@ -21,7 +21,15 @@ import pytest
 
 from router.core.catalog import ToolRecord
 from router.core.errors import EmbeddingError
-from router.retrieval.rerank import CONFIG_FILE, MODEL_FILE, TOKENIZER_FILE, Reranker, rerank
+from router.retrieval.rerank import (
+    CONFIG_FILE,
+    DEFAULT_DEPTH,
+    DEFAULT_WEIGHT,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    Reranker,
+    rerank,
+)
 from router.retrieval.types import ScoredTool
 from tests.conftest import ROOT
 
@@ -196,6 +204,51 @@ def test_a_changed_model_file_is_refused(exported: Path, tmp_path: Path) -> None
         Reranker(folder).load()
 
 
+def test_the_folder_names_how_many_it_reorders_and_at_what_weight(
+    exported: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "chosen"
+    shutil.copytree(exported, folder)
+    config = json.loads((folder / CONFIG_FILE).read_text("utf-8"))
+    unset = Reranker(folder)
+    unset.load()
+    assert (unset.depth, unset.weight) == (DEFAULT_DEPTH, DEFAULT_WEIGHT)
+    (folder / CONFIG_FILE).write_text(json.dumps({**config, "depth": 3, "weight": 1.0}), "utf-8")
+    chosen = Reranker(folder)
+    found = [
+        ScoredTool(
+            tool=ToolRecord(
+                server="s",
+                name=text,
+                qualified_name=f"s__{rank}",
+                description="",
+                input_schema={},
+                search_text=text,
+            ),
+            rank=rank,
+            score=1.0 / rank,
+        )
+        for rank, text in enumerate(TEXTS[:3], start=1)
+    ]
+    reordered = chosen.reorder(QUERY, found)  # loads it
+    assert (chosen.depth, chosen.weight) == (3, 1.0)
+    logits = chosen.scores(QUERY, [r.tool.search_text for r in found])
+    assert [r.tool.name for r in reordered] == [
+        TEXTS[i] for i in np.argsort(-logits, kind="stable")
+    ]
+    for bad in ({"depth": 0}, {"weight": 1.5}, {"depth": "ten"}):
+        (folder / CONFIG_FILE).write_text(json.dumps({**config, **bad}), "utf-8")
+        with pytest.raises(EmbeddingError, match=r"unreadable reranker\.json"):
+            Reranker(folder).load()
+
+
+def test_the_shipped_reranker_loads_with_its_chosen_settings() -> None:
+    shipped = Reranker.bundled()
+    shipped.load()
+    assert shipped.directory.name == "minilm-l6-rerank" and shipped.max_length == 96
+    assert (shipped.depth, shipped.weight) == (10, 0.1)
+
+
 def test_training_runs_from_a_given_base_and_exports(tiny: Path, tmp_path: Path) -> None:
     from models.train_reranker import main
 
@@ -222,20 +275,33 @@ def test_training_runs_from_a_given_base_and_exports(tiny: Path, tmp_path: Path)
     assert np.isfinite(Reranker(folder).scores("request 1", ["tool 1", "other 1"])).all()
 
 
-def test_each_triplet_gives_a_positive_its_negative_and_another_positive() -> None:
-    from models.train_reranker import pairs_of
+def test_each_request_lists_its_positive_first_then_its_negative_then_other_positives() -> None:
+    from models.train_reranker import lists_of
 
     batch = [
         {"query": "q1", "positive": "p1", "negative": "n1", "source": "x"},
         {"query": "q2", "positive": "p1", "negative": "n2", "source": "x"},
         {"query": "q3", "positive": "p3", "negative": "n3", "source": "x"},
     ]
-    queries, texts, labels = pairs_of(batch)
-    triples = list(zip(queries, texts, labels, strict=True))
-    assert triples[:3] == [("q1", "p1", 1.0), ("q1", "n1", 0.0), ("q1", "p3", 0.0)]
-    assert ("q2", "p3", 0.0) in triples and ("q3", "p1", 0.0) in triples
-    assert ("q2", "p1", 0.0) not in triples  # its own positive is never a negative
-    assert pairs_of(batch[:1])[2] == [1.0, 0.0]  # alone: no in-batch negative
+    queries, texts, lengths = lists_of(batch, in_batch=3)
+    assert lengths == [3, 3, 3]
+    assert list(zip(queries[:3], texts[:3], strict=True)) == [
+        ("q1", "p1"),
+        ("q1", "n1"),
+        ("q1", "p3"),
+    ]
+    assert texts[3:6] == ["p1", "n2", "p3"]  # its own positive is never a negative
+    assert texts[6:9] == ["p3", "n3", "p1"]
+    assert lists_of(batch, in_batch=0)[2] == [2, 2, 2]
+    assert lists_of(batch[:1], in_batch=3)[2] == [2]  # alone: no in-batch negative
+
+
+def test_the_listwise_loss_falls_as_the_positive_leads() -> None:
+    from models.train_reranker import listwise_loss
+
+    ahead = listwise_loss(torch.tensor([4.0, 0.0, 0.0, 1.0, 0.0]), [3, 2])
+    behind = listwise_loss(torch.tensor([0.0, 4.0, 0.0, 0.0, 1.0]), [3, 2])
+    assert float(ahead) + 1.0 < float(behind)
 
 
 def scored(name: str, rank: int, score: float, **flags: bool) -> ScoredTool:
@@ -254,10 +320,12 @@ def test_rerank_orders_by_the_blend_and_renumbers() -> None:
     out = rerank(results, np.array([-4.0, 4.0, 0.0], dtype=np.float32), 0.5)
     assert names(out) == ["b", "a", "c"]
     assert [r.rank for r in out] == [1, 2, 3]
-    sigmoid = 1.0 / (1.0 + np.exp(-4.0))
-    assert out[0].score == pytest.approx(0.5 * 0.9 + 0.5 * sigmoid)
-    assert out[1].score == pytest.approx(0.5 * 1.0 + 0.5 * (1.0 - sigmoid))
-    assert out[2].score == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+    # each share is relative to the list's best: score / 1.0, exp(logit - 4.0)
+    assert out[0].score == pytest.approx(0.5 * 0.9 + 0.5 * 1.0)
+    assert out[1].score == pytest.approx(0.5 * 1.0 + 0.5 * np.exp(-8.0))
+    assert out[2].score == pytest.approx(0.5 * 0.5 + 0.5 * np.exp(-4.0))
+    shifted = rerank(results, np.array([6.0, 14.0, 10.0], dtype=np.float32), 0.5)
+    assert [r.score for r in shifted] == pytest.approx([r.score for r in out])  # shift-free
     assert names(rerank(results, [-4.0, 4.0, 0.0], 1.0)) == ["b", "c", "a"]
     assert results[0].rank == 1 and results[0].score == 1.0  # the inputs are not changed
 

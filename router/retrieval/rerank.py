@@ -22,6 +22,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from router.core.errors import EmbeddingError
-from router.embedding.int8_graph import int8_model
 from router.embedding.onnx import embedding_threads, file_sha256
+from router.embedding.sessions import transformer_session
 from router.retrieval.types import ScoredTool
 
 MODEL_FILE = "model.onnx"
@@ -38,6 +39,12 @@ TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "reranker.json"
 BATCH_SIZE = 32
 """Pairs per model run: a top 20 runs at once."""
+BUNDLED = "minilm-l6-rerank"
+"""The reranker shipped in `models/` (`router.rerank: true` serves it)."""
+DEFAULT_DEPTH = 10
+DEFAULT_WEIGHT = 0.3
+"""N and the weight of a folder whose `reranker.json` names none (the shipped one names those
+chosen on the dev halves by `python -m benchmarks.rerank`)."""
 
 Logits = npt.NDArray[np.float32]
 
@@ -61,6 +68,15 @@ class Reranker:
         self._pad_id = 0
         self._wants_token_types = True
         self.max_length = 0
+        self.depth = DEFAULT_DEPTH
+        """How many of the ranking's first tools `reorder` re-scores (read at load)."""
+        self.weight = DEFAULT_WEIGHT
+        """The reranker's share of the blend (`rerank`; read at load)."""
+
+    @classmethod
+    def bundled(cls, cache_dir: Path | None = None) -> Reranker:
+        """The reranker shipped inside mcp-router (`models/minilm-l6-rerank`)."""
+        return cls(Path(str(resources.files("router.models").joinpath(BUNDLED))), cache_dir)
 
     def load(self) -> None:
         """Read the folder and start the model now (blocking; idempotent)."""
@@ -78,6 +94,10 @@ class Reranker:
         try:
             config = json.loads((self.directory / CONFIG_FILE).read_text("utf-8"))
             max_length = int(config["max_length"])
+            depth = int(config.get("depth", DEFAULT_DEPTH))
+            weight = float(config.get("weight", DEFAULT_WEIGHT))
+            if depth < 1 or not 0.0 <= weight <= 1.0:
+                raise ValueError(f"depth {depth} (at least 1) or weight {weight} (0 to 1)")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise EmbeddingError(
                 f"reranker {self.directory}: unreadable {CONFIG_FILE}: {exc}"
@@ -90,7 +110,7 @@ class Reranker:
                 f"{CONFIG_FILE}; export the folder again"
             )
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (here for the clear error below)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingError(
@@ -102,27 +122,10 @@ class Reranker:
             raise EmbeddingError(f"reranker {self.directory}: bad {TOKENIZER_FILE}: {exc}") from exc
         tokenizer.no_padding()  # padded here, to the batch's longest pair
         tokenizer.enable_truncation(max_length=max_length)
-        options = ort.SessionOptions()
-        options.enable_cpu_mem_arena = False
-        options.intra_op_num_threads = embedding_threads()
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            model = int8_model(model_file, digest, self._cache_dir)
-            try:
-                session = ort.InferenceSession(
-                    model, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            except Exception:
-                if isinstance(model, bytes):
-                    raise
-                Path(model).unlink(missing_ok=True)  # a damaged stored rewrite: make it anew
-                session = ort.InferenceSession(
-                    int8_model(model_file, digest, None),
-                    sess_options=options,
-                    providers=["CPUExecutionProvider"],
-                )
+            session = transformer_session(
+                model_file, digest, self._cache_dir, int8=True, threads=embedding_threads()
+            )
         except Exception as exc:  # onnxruntime and onnx raise their own untyped errors
             raise EmbeddingError(f"cannot load reranker {self.directory}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}
@@ -135,6 +138,7 @@ class Reranker:
         pad = tokenizer.token_to_id("[PAD]")
         self._pad_id = 0 if pad is None else int(pad)
         self.max_length = max_length
+        self.depth, self.weight = depth, weight
         self._tokenizer = tokenizer
         self._session = session
 
@@ -164,18 +168,28 @@ class Reranker:
             out.append(logits.reshape(len(encodings), -1)[:, 0])
         return np.concatenate(out)
 
+    def reorder(self, query: str, found: Sequence[ScoredTool]) -> list[ScoredTool]:
+        """`found` (a ranking's first `depth`) re-scored for `query` and blended at `weight`
+        (blocking)."""
+        self.load()
+        return rerank(found, self.scores(query, [r.tool.search_text for r in found]), self.weight)
+
 
 def rerank(
     results: Sequence[ScoredTool], logits: Sequence[float] | Logits, weight: float
 ) -> list[ScoredTool]:
     """`results` (a ranking's top N) reordered by `(1 - weight) * score / best score + weight
-    * sigmoid(logit)`, ranks renumbered from 1 and `score` the blended one.
+    * exp(logit - best logit)`, ranks renumbered from 1 and `score` the blended one.
+
+    Both shares are relative to the list's best, in (0, 1]: the reranker is trained listwise
+    (softmax over a request's candidates), so only its logits' differences mean anything,
+    and `exp` of a difference is the candidate's probability against the best's.
 
     `logits` holds one value per result, in order (`Reranker.scores` of their search texts);
     those of pinned tools and of exact-name matches are ignored: such results stay first, in
-    their order, unchanged but for `rank`. The best score is the best among the others; when
-    it is not positive the ranking's share is 0 for all. Weight 0 keeps the given order (the
-    scores become the relative ones); ties keep it too.
+    their order, unchanged but for `rank`. The bests are among the others; when the best
+    score is not positive the ranking's share is 0 for all. Weight 0 keeps the given order
+    (the scores become the relative ones); ties keep it too.
     """
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"the rerank weight is between 0 and 1, got {weight}")
@@ -188,9 +202,10 @@ def rerank(
         if not r.pinned and not r.exact_match
     ]
     best = max((r.score for r, _ in movable), default=0.0)
+    top = max((x for _, x in movable), default=0.0)
     blended = [
         (
-            (1.0 - weight) * (r.score / best if best > 0 else 0.0) + weight * _sigmoid(x),
+            (1.0 - weight) * (r.score / best if best > 0 else 0.0) + weight * math.exp(x - top),
             position,
             r,
         )
@@ -204,7 +219,3 @@ def rerank(
         for rank, (score, _, r) in enumerate(blended, start=len(fixed) + 1)
     ]
     return ordered
-
-
-def _sigmoid(x: float) -> float:
-    return 0.5 * (1.0 + math.tanh(0.5 * x))  # never overflows

@@ -27,6 +27,7 @@ from router.core.errors import EmbeddingError, InvalidParams
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.pinning import Pinning, PinStore
+from router.retrieval.rerank import Reranker
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
@@ -189,7 +190,8 @@ async def _router_state(
                 era=era,
                 code=CodeRuns.from_config(config, sealer),
             )
-            task_group.start_soon(_load_model, embedder, state, usage_dir)
+            reranker = Reranker.bundled(cache_dir) if settings.rerank and embedder else None
+            task_group.start_soon(_load_model, embedder, state, usage_dir, reranker)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
             if state.code is not None:  # code mode: the sandbox's workers start warm
@@ -209,15 +211,31 @@ def _listing_of(state: RouterState) -> Callable[[], str]:
 
 
 async def _load_model(
-    embedder: Embedder | None, state: RouterState, usage_dir: Path | None
+    embedder: Embedder | None,
+    state: RouterState,
+    usage_dir: Path | None,
+    reranker: Reranker | None = None,
 ) -> None:
     """Load the model in a worker thread while the upstreams connect, so neither the first
     index nor the first query pays for it. A model that fails to load is reported by the
     index, which then ranks with BM25 alone. Usage feedback opens with it: its vectors are
-    the model's."""
+    the model's. The reranker (`router.rerank`) loads too; one that cannot is logged and
+    searches go on without it."""
     try:
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
+            if reranker is not None:
+                try:
+                    await anyio.to_thread.run_sync(reranker.load)
+                    state.searcher.reranker = reranker
+                    logger.info(
+                        "reranker %s: the first %d at weight %g",
+                        reranker.directory.name,
+                        reranker.depth,
+                        reranker.weight,
+                    )
+                except EmbeddingError as exc:
+                    logger.error("reranker unusable, searching without it: %s", exc)
             if usage_dir is not None:
                 # with a shared store, its table: every replica learns alike
                 usage = UsageScopes(embedder.model_id, usage_dir, shared=state.store.usage())

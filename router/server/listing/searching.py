@@ -17,6 +17,7 @@ from router.core.tracing import span
 from router.embedding.base import Vectors
 from router.pinning.matching import HeldTool, HeldWords, noted
 from router.policy.profiles import View
+from router.retrieval.rerank import Reranker
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.visibility import Visibility
@@ -49,6 +50,9 @@ class Searcher:
     usage: UsageScopes | None = None
     """Usage feedback (`router.learn`), set once the model is loaded; None when off. Each
     principal learns apart (`UsageScopes`)."""
+    reranker: Reranker | None = None
+    """The cross-encoder that re-scores each search's first tools (`router.rerank`), set once
+    loaded; None when off."""
     _held_words: HeldWords = field(default_factory=HeldWords, init=False, repr=False)
     """BM25 over the current snapshot's held tools, by snapshot generation."""
 
@@ -96,27 +100,36 @@ class Searcher:
         retriever = snapshot.retriever
         if retriever is None:
             return []
-        usage, visibility = self.usage, self.visibility
+        usage, visibility, reranker = self.usage, self.visibility, self.reranker
         scope = self._scope()
         mode = retriever.modes[0]
         tokens, tool_tokens = (budget.tokens, budget.tool_tokens) if budget else (None, None)
+        if reranker is None or size is None or mode is SearchMode.BM25:
+            reranker, depth = None, size
+        else:  # the reranker reorders the first N, then the first `size` are the answer
+            depth = max(size, reranker.depth)
 
         def run() -> tuple[list[ScoredTool], Vectors | None]:
             hidden = visibility.hidden(snapshot, view)
             rank = partial(
                 retriever.search,
                 query,
-                k=size,
+                k=depth,
                 budget=tokens,
                 tool_tokens=tool_tokens,
                 mode=mode,
                 hidden=hidden,
             )
+            vectors = None
             if usage is None or mode is SearchMode.BM25:
-                return rank(), None
-            vectors = retriever.embed_query(query)
-            lift = usage.memory_for(scope).lift(vectors[0])
-            return rank(query_vectors=vectors, lift=lift), vectors[0]
+                found = rank()
+            else:
+                vectors = retriever.embed_query(query)
+                lift = usage.memory_for(scope).lift(vectors[0])
+                found = rank(query_vectors=vectors, lift=lift)
+            if reranker is not None:
+                found = reranker.reorder(query, found)[:size]
+            return found, None if vectors is None else vectors[0]
 
         started = time.perf_counter()
         results, vector = await anyio.to_thread.run_sync(run)
