@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.cli import auth, bench, evaluate, import_config, inspect, route, serve, tools
+from router.cli import audit, auth, bench, evaluate, import_config, inspect, route, serve, tools
 from router.cli.progress import without_bars
 from router.core.errors import RouterError, ServeError, StoreError, UpstreamError
 
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_config.register(subparsers)
     auth.register(subparsers)
     tools.register(subparsers)
+    audit.register(subparsers)
     for command in subparsers.choices.values():  # also after the command: `serve --log-format`
         _add_log_format(command, argparse.SUPPRESS)
     return parser

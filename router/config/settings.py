@@ -20,6 +20,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from router.config.audit import AuditSettings
 from router.config.code import CodeSettings
 from router.config.defaults import (
     DEFAULT_CALL_TIMEOUT,
@@ -186,6 +187,8 @@ class RouterSettings(BaseModel):
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
     requests that need several tools, one more query embedding per clause; false ranks the
     request whole."""
+    audit: AuditSettings | None = None
+    """The audit trail (`router.config.audit`); unset: none is kept."""
     rerank: bool = False
     """Re-score each search's first tools with the shipped cross-encoder
     (`router.retrieval.rerank`; N and its weight were chosen on the dev halves). Off by

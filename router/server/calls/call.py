@@ -33,6 +33,9 @@ class ToolCall:
     answer: Answer | None = None
     upstream: types.CallToolResult | None = None
     ended: bool = False
+    outcome: str | None = None
+    """What a stage decided that the answer alone does not say, for the audit trail:
+    `confirmed` (the user said yes) or `declined` (`authorize`)."""
 
     @property
     def tool(self) -> ToolRecord:

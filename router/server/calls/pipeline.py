@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from router.server.calls import audit
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.stages.authorize import authorize
 from router.server.calls.stages.forward import forward
@@ -46,12 +47,21 @@ async def run_call(
     """Run the call named `name` through every stage; its answer for the host.
 
     An unknown tool or bad arguments raise `InvalidParams`, a denied one `ToolDenied` (both
-    JSON-RPC errors); a failing upstream gives an `isError` result."""
+    JSON-RPC errors); a failing upstream gives an `isError` result. With `router.audit`,
+    the decision is written to the trail before the answer goes back
+    (`router.server.calls.audit`)."""
     call = ToolCall(ctx, state, name, arguments, answers)
+    trail = state.audit
+    if trail is None:
+        return await _through_stages(call)
+    return await audit.audited(call, trail, _through_stages)
+
+
+async def _through_stages(call: ToolCall) -> Answer:
     for stage in STAGES:
         await stage(call)
         if call.ended:
             break
     if call.answer is None:
-        raise RuntimeError(f"{name}: no stage answered the call")
+        raise RuntimeError(f"{call.name}: no stage answered the call")
     return call.answer

@@ -32,7 +32,7 @@ from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.authorization import authorize, visible_upstreams
-from router.server.calls import dispatch
+from router.server.calls import audit, dispatch
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
@@ -189,7 +189,10 @@ async def _router_state(
                 kept=KeptResults.from_config(config),
                 era=era,
                 code=CodeRuns.from_config(config, sealer),
+                audit=audit.trail_for(config),
             )
+            if state.audit is not None:
+                state.audit.on_write = state.metrics.audit_written
             reranker = Reranker.bundled(cache_dir) if settings.rerank and embedder else None
             task_group.start_soon(_load_model, embedder, state, usage_dir, reranker)
             task_group.start_soon(listen.run, changes)

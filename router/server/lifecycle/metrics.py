@@ -155,6 +155,13 @@ class RouterMetrics:
             buckets=CALL_BUCKETS,
             registry=registry,
         )
+        self.audit_writes = Counter(
+            "mcp_router_audit_writes",
+            "Lines written to the audit trail (router.audit), by result: ok, failed (a full "
+            "disk or an unwritable file; with required, the call was refused)",
+            ["result"],
+            registry=registry,
+        )
         self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
         self._store: Callable[[], StoreStatus] | None = None
         self._catalog_size: Callable[[], int] = lambda: 0
@@ -180,6 +187,9 @@ class RouterMetrics:
         self._store = store
         if held is not None:
             self._held = held
+
+    def audit_written(self, ok: bool) -> None:
+        self.audit_writes.labels("ok" if ok else "failed").inc()
 
     def request(self, surface: str, method: str) -> None:
         self.requests.labels(surface, method).inc()

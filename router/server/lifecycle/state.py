@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from mcp.server.connection import Connection
 
 from router.approvals.sealing import Sealer
+from router.audit import AuditTrail
 from router.code_mode.meta import code_meta_records
 from router.core.catalog import ToolRecord
 from router.core.changes import Changes
@@ -83,6 +84,8 @@ class RouterState:
     code: CodeRuns | None = None
     """Code mode's programs (`router.server.code_mode.runs`); None in the other modes."""
     """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
+    audit: AuditTrail | None = None
+    """The audit trail (`router.audit`); None when none is kept."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
 

@@ -25,6 +25,7 @@ import mcp_types as types
 
 from router.core.errors import InvalidParams
 from router.server.access.authorization import visible_upstreams
+from router.server.calls import audit
 from router.server.lifecycle.requests import Context, connection, is_modern
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
 from router.server.results.limits import limit_prompt, limit_resource
@@ -53,6 +54,26 @@ async def list_resource_templates(
 
 
 async def read_resource(
+    ctx: Context, params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult | types.InputRequiredResult:
+    trail = ctx.lifespan_context.audit
+    if trail is None:
+        return await _read_resource(ctx, params)
+    uri = str(params.uri)
+
+    def request() -> audit.Request:
+        try:
+            owner: str | None = owner_of_uri(_routes(ctx), uri)[0]
+        except InvalidParams:
+            owner = None
+        return audit.Request(ctx, "resource-read", owner, uri, {"uri": uri})
+
+    return await audit.audited_request(
+        trail, request, lambda: _read_resource(ctx, params), audit.held_or_ran, audit.raised
+    )
+
+
+async def _read_resource(
     ctx: Context, params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool
@@ -128,6 +149,23 @@ async def list_prompts(
 
 
 async def get_prompt(
+    ctx: Context, params: types.GetPromptRequestParams
+) -> types.GetPromptResult | types.InputRequiredResult:
+    trail = ctx.lifespan_context.audit
+    if trail is None:
+        return await _get_prompt(ctx, params)
+
+    def request() -> audit.Request:
+        owner = _routes(ctx).prompt_owner.get(params.name)
+        arguments = dict(params.arguments or {})
+        return audit.Request(ctx, "prompt-get", owner and owner[0], params.name, arguments)
+
+    return await audit.audited_request(
+        trail, request, lambda: _get_prompt(ctx, params), audit.held_or_ran, audit.raised
+    )
+
+
+async def _get_prompt(
     ctx: Context, params: types.GetPromptRequestParams
 ) -> types.GetPromptResult | types.InputRequiredResult:
     pool = ctx.lifespan_context.pool

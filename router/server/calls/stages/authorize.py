@@ -7,6 +7,8 @@ config applied while the user was asked may deny the tool now."""
 
 from __future__ import annotations
 
+import mcp_types as types
+
 from router.core.errors import UpstreamError
 from router.policy.rules import Ruling, Verdict
 from router.server.access.authorization import current_access
@@ -31,8 +33,11 @@ async def authorize(call: ToolCall) -> None:
     )
     if not isinstance(approval, Approved):
         call.end(approval)  # the user's no, a host that cannot ask, or the question itself
+        if isinstance(approval, types.CallToolResult):
+            call.outcome = "declined"
         return
     call.answers, call.seal = approval.answers, approval.seal
+    call.outcome = "confirmed"
     _ruling(call)  # still, under a config applied while the user was asked
 
 

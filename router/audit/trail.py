@@ -1,0 +1,115 @@
+"""The audit trail's writer: appends one sealed line per decision (`router.audit.chain`).
+
+Writes are blocking and serialised by a lock (callers run them in a worker thread); each is
+flushed and fsynced before it returns, so a decision is on disk before its answer leaves.
+The file is created 0600 and rotates by size: past `max_bytes` it is renamed to the next
+`<stem>.NNNNNN<suffix>` and a new file goes on from the old one's last hash; beyond `keep`
+rotated files the oldest are deleted. A write that fails (a full disk, an unwritable file)
+raises `AuditUnavailable` and leaves the trail unhealthy until a write succeeds again: with
+`required`, the router then refuses the calls it cannot record.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from router.audit.chain import (
+    GENESIS,
+    last_hash,
+    line_hash,
+    rotated_files,
+    rotated_name,
+    sealed_line,
+)
+from router.core.errors import RouterError
+
+logger = logging.getLogger(__name__)
+
+
+class AuditUnavailable(RouterError):
+    """The audit trail cannot be written; with `router.audit.required` the call is refused."""
+
+
+class AuditTrail:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        required: bool = True,
+        max_bytes: int = 64 << 20,
+        keep: int = 10,
+        replica: str | None = None,
+    ) -> None:
+        if max_bytes < 1 or keep < 0:
+            raise ValueError("max_bytes must be positive and keep not negative")
+        self.path = Path(path)
+        self.required = required
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self.replica = replica or f"{os.uname().nodename}:{os.getpid()}"
+        self.healthy = True
+        self.failures = 0
+        """Writes that failed, for `/metrics`."""
+        self.written = 0
+        self.fields: tuple[str, ...] = ()
+        """Argument names recorded in clear (`router.audit.fields`)."""
+        self.on_write: Callable[[bool], None] = lambda ok: None
+        """Told of each write, whether it succeeded (`/metrics`)."""
+        self._lock = threading.Lock()
+        self._prev: str | None = None
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Seal `record` (with the time and replica) onto the trail (blocking).
+
+        Raises:
+            AuditUnavailable: The line could not be written (the trail is unhealthy now).
+        """
+        stamped = {"time": round(time.time(), 3), "replica": self.replica, **record}
+        with self._lock:
+            try:
+                self._append(stamped)
+            except OSError as exc:
+                self.healthy = False
+                self.failures += 1
+                self.on_write(False)
+                logger.error("audit trail %s: cannot write (%s)", self.path, exc.strerror or exc)
+                raise AuditUnavailable(
+                    f"the audit trail cannot be written ({exc.strerror or exc})"
+                ) from None
+            self.healthy = True
+            self.written += 1
+        self.on_write(True)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._prev is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._prev = last_hash(self.path) or self._rotated_last() or GENESIS
+        line = sealed_line(record, self._prev)
+        if self.path.is_file() and self.path.stat().st_size + len(line) > self.max_bytes:
+            self._rotate()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._prev = line_hash(line)
+
+    def _rotated_last(self) -> str | None:
+        rotated = rotated_files(self.path)
+        return last_hash(rotated[-1][1]) if rotated else None
+
+    def _rotate(self) -> None:
+        rotated = rotated_files(self.path)
+        sequence = rotated[-1][0] + 1 if rotated else 1
+        os.replace(self.path, rotated_name(self.path, sequence))
+        for _, old in rotated[: max(0, len(rotated) + 1 - self.keep)]:
+            old.unlink(missing_ok=True)

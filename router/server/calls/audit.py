@@ -1,0 +1,219 @@
+"""Each tool call's decision on the audit trail (`router.audit`, `router/audit/`).
+
+`run_call` hands every call here once its stages are done (or one raised): the record names
+the principal (its `sub` and issuer) and session, the tool (qualified) and its server, the
+arguments as a sha256 digest plus the argument names `router.audit.fields` lists (redacted
+like every log), the outcome, the latency and the result's size. Outcomes: `ran`, `error`,
+`denied` (the policy, or a tool the caller's profile does not see), `confirmed` (the user
+said yes, and it ran), `declined` (the user's no, or a host that cannot ask), `held` (a
+question for the host: a confirmation or a held tool's approval), `refused` (the trail
+itself could not be written: no stage ran).
+
+With `required`, a call the trail cannot record is refused: one that arrives while the trail
+is unhealthy is refused before any stage runs, and one whose record fails after it ran gets
+an error instead of its result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.connection import Connection
+
+from router.audit import AuditTrail, AuditUnavailable
+from router.config import RouterConfig
+from router.core.errors import ToolDenied, ToolNotFound
+from router.core.redaction import redact
+from router.server.access.authorization import current_access
+from router.server.calls.call import Answer, ToolCall
+from router.server.lifecycle.requests import Context, connection, is_modern
+
+_T = TypeVar("_T")
+
+_sessions: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+"""An opaque id per connected client, for the records (gone with the connection)."""
+
+
+def trail_for(config: RouterConfig) -> AuditTrail | None:
+    """The trail `router.audit` asks for; None without the section."""
+    section = config.router.audit
+    if section is None:
+        return None
+    trail = AuditTrail(
+        section.path.expanduser(),
+        required=section.required,
+        max_bytes=int(section.max_mib * (1 << 20)),
+        keep=section.keep,
+    )
+    trail.fields = tuple(section.fields)
+    return trail
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def outcome_of(call: ToolCall, error: BaseException | None) -> str:
+    if isinstance(error, ToolDenied | ToolNotFound):
+        return "denied"
+    if error is not None:
+        return "error"
+    if isinstance(call.answer, types.InputRequiredResult):
+        return "held"
+    result = call.result
+    if call.outcome == "declined" or (result is not None and result.is_error):
+        return call.outcome or "error"
+    return call.outcome or "ran"
+
+
+def _session(ctx: Context) -> str | None:
+    if is_modern(ctx):
+        return None
+    try:
+        client = connection(ctx)
+    except Exception:  # a request with no connection behind it (none in the SDK today)
+        return None
+    return _sessions.setdefault(client, uuid.uuid4().hex[:16])
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What a record says a principal asked: its kind, and the server and name it reached
+    (the tool's qualified name, a prompt's name, a resource's URI)."""
+
+    ctx: Context
+    kind: str
+    server: str | None
+    name: str
+    arguments: dict[str, Any]
+
+
+def record_of(
+    request: Request,
+    trail: AuditTrail,
+    started: float,
+    outcome: str,
+    answer: Any = None,
+    error: BaseException | None = None,
+) -> dict[str, Any]:
+    principal = current_access().principal
+    record: dict[str, Any] = {
+        "kind": request.kind,
+        "principal": None
+        if principal is None
+        else {"sub": principal.subject, "iss": principal.issuer},
+        "session": _session(request.ctx),
+        "server": request.server,
+        "tool" if request.kind == "tool-call" else "name": request.name,
+        "arguments": arguments_digest(request.arguments),
+        "outcome": outcome,
+        "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        "result_bytes": 0 if answer is None else len(answer.model_dump_json(by_alias=True)),
+    }
+    clear = {
+        name: redact(json.dumps(request.arguments[name], default=str))
+        for name in trail.fields
+        if name in request.arguments
+    }
+    if clear:
+        record["fields"] = clear
+    if error is not None:
+        record["error"] = redact(str(error))[:500]
+    return record
+
+
+def _refused_outcome(error: BaseException) -> str:
+    return "denied" if isinstance(error, ToolDenied | ToolNotFound) else "error"
+
+
+async def audited_request(
+    trail: AuditTrail,
+    request: Request | Callable[[], Request],
+    run: Callable[[], Awaitable[_T]],
+    outcome: Callable[[_T], str],
+    refuse: Callable[[AuditUnavailable], _T],
+) -> _T:
+    """`run()` with its decision written to `trail`. `request` may be a function, read once
+    `run` ended (a tool call knows its server only once resolved). With `required`, refused
+    (`refuse`) when the trail cannot be written: before `run` when the last write failed
+    (a line saying the trail is writable again must go first), after it otherwise."""
+    started = time.perf_counter()
+    described = request if isinstance(request, Request) else None
+    if trail.required and not trail.healthy:
+        try:
+            await write(trail, {"kind": "trail-writable-again"})
+        except AuditUnavailable as exc:
+            return refuse(exc)
+    try:
+        answer = await run()
+    except BaseException as exc:
+        if not isinstance(exc, anyio.get_cancelled_exc_class()):
+            asked = described or cast(Callable[[], Request], request)()
+            record = record_of(asked, trail, started, _refused_outcome(exc), error=exc)
+            with anyio.CancelScope(shield=True), suppress(AuditUnavailable):
+                await write(trail, record)  # its error goes back either way
+        raise
+    asked = described or cast(Callable[[], Request], request)()
+    try:
+        await write(trail, record_of(asked, trail, started, outcome(answer), answer))
+    except AuditUnavailable as exc:
+        return refuse(exc)
+    return answer
+
+
+async def write(trail: AuditTrail, record: dict[str, Any]) -> None:
+    """Append `record` in a worker thread; a failure raises only when the trail is required
+    (otherwise it is logged and counted by the trail)."""
+    try:
+        await anyio.to_thread.run_sync(trail.append, record)
+    except AuditUnavailable:
+        if trail.required:
+            raise
+
+
+async def audited(
+    call: ToolCall, trail: AuditTrail, run: Callable[[ToolCall], Awaitable[Answer]]
+) -> Answer:
+    """`run(call)` (the pipeline's stages) on the trail as a `tool-call`."""
+
+    def request() -> Request:
+        tool = call.record
+        return Request(
+            call.ctx,
+            "tool-call",
+            None if tool is None else tool.server,
+            call.name if tool is None else tool.qualified_name,
+            call.arguments,
+        )
+
+    return await audited_request(
+        trail, request, lambda: run(call), lambda _: outcome_of(call, None), refusal
+    )
+
+
+def refusal(exc: AuditUnavailable) -> types.CallToolResult:
+    text = f"Refused: {exc}. The router records every call (router.audit.required)."
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def raised(exc: AuditUnavailable) -> NoReturn:
+    """For requests whose answer is not a tool result: the refusal as a JSON-RPC error."""
+    raise AuditUnavailable(
+        f"Refused: {exc}. The router records every request (router.audit.required)."
+    )
+
+
+def held_or_ran(answer: Any) -> str:
+    return "held" if isinstance(answer, types.InputRequiredResult) else "ran"
