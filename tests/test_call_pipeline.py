@@ -26,7 +26,7 @@ from tests.test_serve_policy import User
 from tests.test_upstream_pool import first_text, script
 
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
-EVERY_STAGE = ["resolve", "validate", "authorize", "forward", "limit", "learn"]
+EVERY_STAGE = ["resolve", "validate", "authorize", "meter", "forward", "limit", "learn"]
 SERVERS = {
     "shop": script("shop", result_tokens=300),
     "guarded": script("guarded"),
@@ -132,6 +132,21 @@ async def test_authorize_lets_a_confirmed_call_on(passed: list[str]) -> None:
     assert any("delete_note" in line for line in record)
 
 
+async def test_meter_ends_a_call_over_the_callers_quota_before_forward(
+    passed: list[str],
+) -> None:
+    quotas = {"default": {"upstreams": {"guarded": {"calls_per_minute": 1}}}}
+    async with routed(quotas=quotas) as (_, client):
+        first = await client.call_tool("guarded__read_note", {"name": "todo"})
+        admitted = list(passed)
+        passed.clear()
+        second = await client.call_tool("guarded__read_note", {"name": "todo"})
+
+    assert not first.is_error and admitted == EVERY_STAGE
+    assert second.is_error and "guarded.calls_per_minute is 1" in first_text(second)
+    assert passed == ["resolve", "validate", "authorize", "meter"]
+
+
 async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_ends_the_call(
     passed: list[str],
 ) -> None:
@@ -140,7 +155,7 @@ async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_en
 
     assert result.is_error
     assert "relay" in first_text(result)
-    assert passed == ["resolve", "validate", "authorize", "forward"]  # neither cut nor learnt
+    assert passed == ["resolve", "validate", "authorize", "meter", "forward"]  # nor cut, nor learnt
 
 
 async def test_forward_passes_a_tool_s_own_error_on_and_the_call_goes_on(

@@ -33,6 +33,7 @@ from router.config.defaults import (
 )
 from router.config.fields import ExpandedText, Pattern
 from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Operators, Profile
+from router.config.quotas import Quota
 from router.config.servers import (
     EffectiveTimeouts,
     RemoteServer,
@@ -187,6 +188,9 @@ class RouterSettings(BaseModel):
     """Rank each step clause of a multi-step request too ("find X, then do Y"): better at
     requests that need several tools, one more query embedding per clause; false ranks the
     request whole."""
+    quotas: dict[str, Quota] = Field(default_factory=dict)
+    """How much each principal may use (`router.config.quotas`), by profile name, with
+    `default` for everyone else; counted per replica."""
     audit: AuditSettings | None = None
     """The audit trail (`router.config.audit`); unset: none is kept."""
     rerank: bool = False
@@ -221,6 +225,17 @@ class RouterSettings(BaseModel):
     """While serving, apply the edited config file without a restart (`router/config/diff.py`
     says what applies live): `watch` when the file changes and on SIGHUP, `signal` on SIGHUP
     only, `off` never."""
+
+    @model_validator(mode="after")
+    def _quotas_name_profiles(self) -> RouterSettings:
+        for name in self.quotas:
+            if name != DEFAULT_PROFILE and name not in self.profiles:
+                known = ", ".join(sorted([DEFAULT_PROFILE, *self.profiles]))
+                raise ConfigError(
+                    f"router.quotas.{name}: '{name}' is not a profile in router.profiles "
+                    f"(known: {known}). Fix: name a profile, or use '{DEFAULT_PROFILE}'."
+                )
+        return self
 
     @field_validator("profiles")
     @classmethod

@@ -3,7 +3,8 @@ asked, and what each stage found out on the way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -35,7 +36,9 @@ class ToolCall:
     ended: bool = False
     outcome: str | None = None
     """What a stage decided that the answer alone does not say, for the audit trail:
-    `confirmed` (the user said yes) or `declined` (`authorize`)."""
+    `confirmed` (the user said yes) or `declined` (`authorize`), `over-quota` (`meter`)."""
+    finish: list[Callable[[], None]] = field(default_factory=list)
+    """Run once the call ends, however it ends (`meter`'s place in flight)."""
 
     @property
     def tool(self) -> ToolRecord:

@@ -19,6 +19,7 @@ from router.server.calls.stages.authorize import authorize
 from router.server.calls.stages.forward import forward
 from router.server.calls.stages.learn import learn
 from router.server.calls.stages.limit import limit
+from router.server.calls.stages.meter import meter
 from router.server.calls.stages.resolve import resolve
 from router.server.calls.stages.validate import validate
 from router.server.lifecycle.requests import Context
@@ -31,6 +32,7 @@ STAGES: tuple[Stage, ...] = (
     resolve,  # the name to a tool of the current catalog; a held tool may be approved here
     validate,  # the arguments against the tool's input schema
     authorize,  # the profile and policy in force; a tool that asks first asks the user
+    meter,  # the caller's quotas: a call over one never reaches the upstream
     forward,  # to the upstream, its requests relayed to the host, or as a held call
     limit,  # the result cut to its token limit, the rest kept for `read_result`
     learn,  # usage feedback from a call that succeeded
@@ -58,10 +60,14 @@ async def run_call(
 
 
 async def _through_stages(call: ToolCall) -> Answer:
-    for stage in STAGES:
-        await stage(call)
-        if call.ended:
-            break
+    try:
+        for stage in STAGES:
+            await stage(call)
+            if call.ended:
+                break
+    finally:
+        for done in call.finish:
+            done()
     if call.answer is None:
         raise RuntimeError(f"{call.name}: no stage answered the call")
     return call.answer

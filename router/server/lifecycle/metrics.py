@@ -162,6 +162,13 @@ class RouterMetrics:
             ["result"],
             registry=registry,
         )
+        self.over_quota_calls = Counter(
+            "mcp_router_over_quota",
+            "Calls refused before their upstream because the caller was over a quota "
+            "(router.quotas), by quota",
+            ["quota"],
+            registry=registry,
+        )
         self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
         self._store: Callable[[], StoreStatus] | None = None
         self._catalog_size: Callable[[], int] = lambda: 0
@@ -187,6 +194,9 @@ class RouterMetrics:
         self._store = store
         if held is not None:
             self._held = held
+
+    def over_quota(self, quota: str) -> None:
+        self.over_quota_calls.labels(quota).inc()
 
     def audit_written(self, ok: bool) -> None:
         self.audit_writes.labels("ok" if ok else "failed").inc()

@@ -20,6 +20,7 @@ from typing import Literal
 
 from router.config import DEFAULT_RESULT_TOKENS, RouterConfig, name_rules
 from router.config.diff import LIVE_PARTS, LIVE_SETTINGS
+from router.config.quotas import Quota
 from router.core.catalog import ToolRecord
 from router.core.errors import ToolDenied, ToolNotFound
 from router.core.naming import NameRules
@@ -48,6 +49,8 @@ class Settings:
     """Each enabled server's result limit in tokens, 0 for none."""
     default_result_tokens: int = DEFAULT_RESULT_TOKENS
     """`router.limits.result_tokens`: the limit of a server not (or no longer) configured."""
+    quotas: Mapping[str, Quota] = field(default_factory=dict)
+    """`router.quotas`, by profile name (`router.server.calls.stages.meter`)."""
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> Settings:
@@ -61,6 +64,7 @@ class Settings:
             names=name_rules(config),
             result_tokens={name: config.result_tokens_for(name) for name in config.servers},
             default_result_tokens=router.limits.result_tokens,
+            quotas=dict(router.quotas),
         )
 
     def result_tokens_for(self, server: str) -> int:

@@ -22,6 +22,7 @@ from router.core.catalog import ToolRecord
 from router.core.changes import Changes
 from router.core.meta_tools import meta_tool_records
 from router.policy.profiles import View
+from router.policy.quotas import QuotaBook
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import ScoredTool
 from router.server.access.visibility import Visibility
@@ -85,6 +86,8 @@ class RouterState:
     """Code mode's programs (`router.server.code_mode.runs`); None in the other modes."""
     """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     audit: AuditTrail | None = None
+    quotas: QuotaBook = field(default_factory=QuotaBook)
+    """Each principal's use against `router.quotas`, across reloads (this process's)."""
     """The audit trail (`router.audit`); None when none is kept."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)

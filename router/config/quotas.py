@@ -1,0 +1,32 @@
+"""The `router.quotas` section: how much each principal may use, by profile name."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Limit = Annotated[int, Field(ge=1)] | None
+
+
+class UpstreamQuota(BaseModel):
+    """A quota on one upstream's tools, per principal."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls_per_minute: Limit = None
+    concurrent_calls: Limit = None
+
+
+class Quota(BaseModel):
+    """One `router.quotas` entry (a profile's, or `default`): per principal, unset is
+    unlimited. Each principal has its own allowance: one who spends it slows no one else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls_per_minute: Limit = None
+    """Tool calls a minute (a token bucket: a burst of this many, refilled evenly)."""
+    concurrent_calls: Limit = None
+    """Tool calls in flight at once."""
+    upstreams: dict[str, UpstreamQuota] = Field(default_factory=dict)
+    """The same limits on one upstream's tools, by server name."""

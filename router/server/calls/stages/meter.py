@@ -1,0 +1,49 @@
+"""Meter: the call against the caller's quotas (`router.quotas`, `router.policy.quotas`).
+
+A call over a quota never reaches the upstream: it is answered with an `isError` result that
+names the quota and when it allows one more (also in `_meta` as `mcp-router/quota`, which
+the REST surface turns into 429 and `Retry-After`), counted in `/metrics`, and written to
+the audit trail as `over-quota`. An admitted call holds its place in flight until it ends
+(`ToolCall.finish`)."""
+
+from __future__ import annotations
+
+import mcp_types as types
+
+from router.policy.quotas import OverQuota, limits_for
+from router.server.access.authorization import current_access
+from router.server.calls.call import ToolCall
+from router.server.lifecycle.settings import view_of
+
+QUOTA_META = "mcp-router/quota"
+
+
+async def meter(call: ToolCall) -> None:
+    state, tool = call.state, call.tool
+    settings = state.settings
+    if not settings.quotas:
+        return
+    principal = current_access().principal
+    view = view_of(settings, principal)
+    limits = limits_for(settings.quotas, view.profiles, tool.server)
+    admitted = state.quotas.admit("" if principal is None else principal.key, tool.server, limits)
+    if isinstance(admitted, OverQuota):
+        state.metrics.over_quota(admitted.quota)
+        call.outcome = "over-quota"
+        call.end(over_quota_result(admitted))
+        return
+    call.finish.append(admitted)
+
+
+def over_quota_result(over: OverQuota) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=over.message())],
+        is_error=True,
+        _meta={
+            QUOTA_META: {
+                "quota": over.quota,
+                "limit": over.limit,
+                "retryAfter": max(1, round(over.retry_after)),
+            }
+        },
+    )

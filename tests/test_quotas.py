@@ -1,0 +1,142 @@
+"""Quotas per principal (`router.quotas`): the token buckets and counters
+(`router.policy.quotas`), the config's checks, and a real router that refuses the calls over
+a quota before they reach the upstream, says when to retry, and writes them to the trail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from router.config import parse_config
+from router.config.quotas import Quota, UpstreamQuota
+from router.core.errors import ConfigError
+from router.policy.quotas import MAX_PRINCIPALS, Limits, OverQuota, QuotaBook, limits_for
+from tests.conftest import ROOT
+from tests.serving import raw_router, write_config
+from tests.test_upstream_pool import script
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_allows_a_burst_then_one_call_per_refill() -> None:
+    clock = Clock()
+    book = QuotaBook(clock)
+    limits = Limits(calls_per_minute=3)
+    assert all(callable(book.admit("alice", "shop", limits)) for _ in range(3))
+    over = book.admit("alice", "shop", limits)
+    assert isinstance(over, OverQuota) and over.quota == "calls_per_minute" and over.limit == 3
+    assert over.retry_after == pytest.approx(20.0)  # one token every 20 s
+    assert "retry in 20 s" in over.message() and "router.quotas" in over.message()
+    clock.now += 19.0
+    assert isinstance(book.admit("alice", "shop", limits), OverQuota)
+    clock.now += 1.5
+    assert callable(book.admit("alice", "shop", limits))
+    assert callable(book.admit("bob", "shop", limits))  # one principal's use is not another's
+
+
+def test_calls_in_flight_are_counted_until_released_once() -> None:
+    book = QuotaBook(Clock())
+    limits = Limits(concurrent_calls=2, upstream_concurrent_calls=1)
+    first = book.admit("alice", "shop", limits)
+    assert callable(first)
+    over = book.admit("alice", "shop", limits)
+    assert isinstance(over, OverQuota) and over.quota == "shop.concurrent_calls"
+    other = book.admit("alice", "time", limits)  # another upstream: its own count
+    assert callable(other)
+    assert isinstance(book.admit("alice", "git", limits), OverQuota)  # two in flight in all
+    first()
+    first()  # a second release changes nothing
+    again = book.admit("alice", "shop", limits)
+    assert callable(again)
+    assert isinstance(book.admit("alice", "shop", limits), OverQuota)
+
+
+def test_a_refused_call_spends_nothing() -> None:
+    book = QuotaBook(Clock())
+    limits = Limits(calls_per_minute=5, upstream_calls_per_minute=1)
+    assert callable(book.admit("alice", "shop", limits))
+    for _ in range(10):
+        assert isinstance(book.admit("alice", "shop", limits), OverQuota)
+    elsewhere = Limits(calls_per_minute=5)  # time's tools: the router-wide limit only
+    assert sum(callable(book.admit("alice", "time", elsewhere)) for _ in range(10)) == 4
+
+
+def test_the_table_forgets_the_principal_least_recently_seen() -> None:
+    book = QuotaBook(Clock())
+    limits = Limits(calls_per_minute=1)
+    book.admit("first", "s", limits)
+    for n in range(MAX_PRINCIPALS):
+        book.admit(f"p{n}", "s", limits)
+    assert callable(book.admit("first", "s", limits))  # forgotten: a full bucket again
+    assert isinstance(book.admit(f"p{MAX_PRINCIPALS - 1}", "s", limits), OverQuota)
+
+
+def test_a_caller_gets_the_most_generous_of_its_profiles_else_the_default() -> None:
+    quotas = {
+        "default": Quota(calls_per_minute=10),
+        "team": Quota(calls_per_minute=60, upstreams={"shop": UpstreamQuota(concurrent_calls=2)}),
+        "bots": Quota(calls_per_minute=600, concurrent_calls=4),
+        "free": Quota(),
+    }
+    assert limits_for(quotas, ("team",), "shop") == Limits(60, None, None, 2)
+    assert limits_for(quotas, ("bots", "team"), "shop") == Limits(600, None, None, None)
+    assert limits_for(quotas, ("free", "team"), "time").unlimited  # unset beats a number
+    assert limits_for(quotas, ("other",), "shop") == Limits(calls_per_minute=10)
+    assert limits_for(quotas, None, "shop") == Limits(calls_per_minute=10)
+    assert limits_for({}, ("team",), "shop").unlimited
+
+
+def test_a_quota_for_a_profile_that_does_not_exist_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"router\.quotas\.finance: 'finance' is not a profile"):
+        parse_config({"mcpServers": {}, "router": {"quotas": {"finance": {"calls_per_minute": 1}}}})
+    with pytest.raises(Exception, match="calls_per_minute"):
+        parse_config({"mcpServers": {}, "router": {"quotas": {"default": {"calls_per_minute": 0}}}})
+
+
+async def test_calls_over_the_quota_never_reach_the_upstream(tmp_path: Path) -> None:
+    trail = tmp_path / "trail.jsonl"
+    config = write_config(
+        tmp_path,
+        {"shop": script("shop")},
+        quotas={
+            "default": {"calls_per_minute": 60, "upstreams": {"shop": {"calls_per_minute": 3}}}
+        },
+        audit={"path": str(trail)},
+    )
+    results = []
+    async with raw_router(config) as router:
+        await router.initialize()
+        with anyio.fail_after(60):
+            await router.search_text("send an email")
+            for n in range(5):
+                results.append(
+                    await router.call(
+                        "shop__send_email", {"to": "a@x", "subject": str(n), "body": "b"}
+                    )
+                )
+    assert [bool(r.get("isError")) for r in results] == [False, False, False, True, True]
+    over = results[3]
+    assert "over quota: shop.calls_per_minute is 3" in over["content"][0]["text"]
+    quota = over["_meta"]["mcp-router/quota"]
+    assert quota["quota"] == "shop.calls_per_minute" and 1 <= quota["retryAfter"] <= 20
+    outcomes = [json.loads(line)["outcome"] for line in trail.read_text("utf-8").splitlines()]
+    assert outcomes == ["ran", "ran", "ran", "over-quota", "over-quota"]
+
+
+def test_the_documented_quotas_section_is_a_valid_config() -> None:
+    text = (ROOT / "docs" / "identities.md").read_text("utf-8")
+    section = text[text.index("## Quotas (`router.quotas`)") :]
+    example = section[section.index("```json") + len("```json") : section.index("```\n\n")]
+    config = parse_config(json.loads("{" + example.strip() + ', "mcpServers": {}}'))
+    quotas = config.router.quotas
+    assert limits_for(quotas, ("bots",), "github") == Limits(600, 16, None, None)
+    assert limits_for(quotas, ("other",), "github") == Limits(60, 4, 20, None)
