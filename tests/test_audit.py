@@ -250,3 +250,29 @@ def test_the_documented_audit_section_is_a_valid_config() -> None:
     config = parse_config(json.loads("{" + example.strip() + ', "mcpServers": {}}'))
     audit = config.router.audit
     assert audit is not None and audit.required and audit.fields == ["repo", "path"]
+
+
+async def test_a_code_mode_run_and_each_call_it_makes_are_on_the_trail(tmp_path: Path) -> None:
+    trail = tmp_path / "trail.jsonl"
+    config = write_config(
+        tmp_path, {"shop": script("shop")}, mode="code", audit={"path": str(trail)}
+    )
+    program = (
+        "await call_tool('shop__send_email', {'to': 'a@x', 'subject': 's', 'body': 'b'})\n"
+        "await call_tool('shop__fail', {'reason': 'because'})\n"
+    )
+    async with raw_router(config) as router:
+        await router.initialize()
+        with anyio.fail_after(90):
+            await router.search_text("send an email")
+            result = await router.call("execute", {"code": program})
+    assert result["isError"]  # the program raised on the failed call
+    records = lines_of(trail)
+    assert [(r["kind"], r.get("tool") or r.get("name"), r["outcome"]) for r in records] == [
+        ("tool-call", "shop__send_email", "ran"),
+        ("tool-call", "shop__fail", "error"),
+        ("code-run", "execute", "error"),
+    ]
+    assert records[2]["arguments"].startswith("sha256:") and "call_tool" not in json.dumps(
+        records[2]
+    )

@@ -1,17 +1,19 @@
-"""Each tool call's decision on the audit trail (`router.audit`, `router/audit/`).
+"""Each decision about a principal's request on the audit trail (`router.audit`,
+`router/audit/`).
 
-`run_call` hands every call here once its stages are done (or one raised): the record names
-the principal (its `sub` and issuer) and session, the tool (qualified) and its server, the
-arguments as a sha256 digest plus the argument names `router.audit.fields` lists (redacted
-like every log), the outcome, the latency and the result's size. Outcomes: `ran`, `error`,
-`denied` (the policy, or a tool the caller's profile does not see), `confirmed` (the user
-said yes, and it ran), `declined` (the user's no, or a host that cannot ask), `held` (a
-question for the host: a confirmation or a held tool's approval), `refused` (the trail
-itself could not be written: no stage ran).
+`run_call` hands every tool call here once its stages are done (or one raised); resource
+reads, prompt gets and code mode's `execute` runs come through `audited_request` too. The
+record names the principal (its `sub` and issuer) and session, what was asked (the tool's
+qualified name and its server), the arguments as a sha256 digest plus the argument names
+`router.audit.fields` lists (redacted like every log), the outcome, the latency and the
+result's size. Outcomes: `ran`, `error`, `denied` (the policy, or a tool the caller's
+profile does not see), `over-quota` (`meter`), `confirmed` (the user said yes, and it
+ran), `declined` (the user's no, or a host that cannot ask), `held` (a question for the
+host: a confirmation or a held tool's approval).
 
-With `required`, a call the trail cannot record is refused: one that arrives while the trail
-is unhealthy is refused before any stage runs, and one whose record fails after it ran gets
-an error instead of its result.
+With `required`, a request the trail cannot record is refused: one that arrives while the
+trail is unhealthy is refused before anything runs, and one whose record fails after it ran
+gets an error instead of its result.
 """
 
 from __future__ import annotations
@@ -213,6 +215,13 @@ def raised(exc: AuditUnavailable) -> NoReturn:
     raise AuditUnavailable(
         f"Refused: {exc}. The router records every request (router.audit.required)."
     )
+
+
+def result_outcome(answer: Any) -> str:
+    """A tool result's outcome: `held` (a question), `error` (`isError`), else `ran`."""
+    if isinstance(answer, types.CallToolResult) and answer.is_error:
+        return "error"
+    return held_or_ran(answer)
 
 
 def held_or_ran(answer: Any) -> str:

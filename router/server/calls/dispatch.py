@@ -6,6 +6,7 @@ here; every other name is an upstream's tool and goes through the pipeline
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -18,6 +19,7 @@ from router.core.meta_tools import (
     read_result_record,
     search_arguments,
 )
+from router.server.calls import audit
 from router.server.calls.pipeline import run_call
 from router.server.calls.stages.limit import owner
 from router.server.calls.validation import validate_arguments
@@ -41,7 +43,14 @@ async def call_tool(
         # pass-through lists upstream tools only, and one may be named like a meta-tool
         return await run_call(ctx, state, params.name, arguments, answers)
     if state.code is not None and params.name in code_tools.NAMES:  # code mode's own tools
-        return await code_tools.call(ctx, state, params.name, arguments, answers, run_call)
+        run = partial(code_tools.call, ctx, state, params.name, arguments, answers, run_call)
+        if state.audit is None or params.name == SEARCH_TOOLS:
+            return await run()
+        # the program's run on the trail; each tool call it makes is a line of its own
+        asked = audit.Request(ctx, "code-run", None, params.name, arguments)
+        return await audit.audited_request(
+            state.audit, asked, run, audit.result_outcome, audit.refusal
+        )
     if params.name == SEARCH_TOOLS:
         return await _search_tools(ctx, state, arguments)
     if params.name == READ_RESULT:
