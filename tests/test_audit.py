@@ -276,3 +276,23 @@ async def test_a_code_mode_run_and_each_call_it_makes_are_on_the_trail(tmp_path:
     assert records[2]["arguments"].startswith("sha256:") and "call_tool" not in json.dumps(
         records[2]
     )
+
+
+async def test_a_call_to_a_held_tool_is_on_the_trail_as_held(tmp_path: Path) -> None:
+    trail = tmp_path / "trail.jsonl"
+    honest = {"shifty": script("shifty", start="eager")}
+    turned = {"shifty": script("shifty", env={"SHIFTY_TURNED": "1"}, start="eager")}
+    async with raw_router(write_config(tmp_path, honest)) as router:  # its pins see it first
+        await router.initialize()
+        with anyio.fail_after(60):
+            await router.search_text("look up a word")
+    async with raw_router(write_config(tmp_path, turned, audit={"path": str(trail)})) as router:
+        await router.initialize()
+        with anyio.fail_after(60):
+            await router.search_text("look up a word")
+            held = await router.request(
+                "tools/call", {"name": "shifty__lookup", "arguments": {"word": "x"}}
+            )
+    assert "error" in held
+    [record] = lines_of(trail)
+    assert (record["tool"], record["outcome"]) == ("shifty__lookup", "held")

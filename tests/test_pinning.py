@@ -681,3 +681,17 @@ async def test_watching_hears_an_approval_made_elsewhere_and_retries_pins_that_f
             await anyio.to_thread.run_sync(review.approve_shown, other, pin)
             await moved.wait()
             group.cancel_scope.cancel()
+
+
+async def test_an_approval_in_the_session_is_on_the_audit_trail(tmp_path: Path) -> None:
+    trail = tmp_path / "trail.jsonl"
+    await seen_once(configure(tmp_path, shifty()))
+    config = configure(tmp_path, shifty(turned=True), audit={"path": str(trail)})
+    async with routed(config, user=User("accept")) as client:
+        served = await client.call_tool(LOOKUP, {"word": "cat"})
+    assert first_text(served) == "cat: a word"
+    records = [json.loads(line) for line in trail.read_text("utf-8").splitlines()]
+    assert [(r["kind"], r.get("tool") or r.get("name"), r["outcome"]) for r in records] == [
+        ("pin-approval", LOOKUP, "confirmed"),
+        ("tool-call", LOOKUP, "ran"),
+    ]

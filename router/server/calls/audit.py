@@ -35,7 +35,7 @@ from mcp.server.connection import Connection
 
 from router.audit import AuditTrail, AuditUnavailable
 from router.config import RouterConfig
-from router.core.errors import ToolDenied, ToolNotFound
+from router.core.errors import ToolDenied, ToolHeld, ToolNotFound
 from router.core.redaction import redact
 from router.server.access.authorization import current_access
 from router.server.calls.call import Answer, ToolCall
@@ -137,7 +137,18 @@ def record_of(
 
 
 def _refused_outcome(error: BaseException) -> str:
+    if isinstance(error, ToolHeld):
+        return "held"  # its definition changed: held until a person approves it
     return "denied" if isinstance(error, ToolDenied | ToolNotFound) else "error"
+
+
+async def note(ctx: Context, kind: str, server: str, name: str, outcome: str) -> None:
+    """A decision that is not a request's answer (a held tool approved in the session), on
+    the trail when there is one."""
+    trail = ctx.lifespan_context.audit
+    if trail is not None:
+        asked = Request(ctx, kind, server, name, {})
+        await write(trail, record_of(asked, trail, time.perf_counter(), outcome))
 
 
 async def audited_request(

@@ -42,6 +42,7 @@ from router.core.errors import ToolHeld
 from router.pinning import Pin
 from router.pinning.review import question
 from router.server.access.authorization import current_access
+from router.server.calls import audit
 from router.server.lifecycle.requests import Context, is_modern
 from router.server.lifecycle.state import RouterState
 from router.upstream.connection.host_requests import InputAnswers
@@ -119,6 +120,7 @@ async def release(ctx: Context, held: ToolHeld, answers: InputAnswers | None) ->
         if not await state.index.release_approved():
             raise held
         return answers
+    await audit.note(ctx, "pin-approval", held.server, held.name, "confirmed")
     await state.index.rebuild(repin=True)
     return answers
 
