@@ -350,7 +350,7 @@ def test_a_version_1_store_is_migrated_in_place(postgres: Postgres) -> None:
     table = _index_table(postgres.url, namespace)
     with psycopg.connect(postgres.url, autocommit=True) as connection:  # as version 1 left it
         connection.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(f"{table}_seen")))
-        for later in ("nonces", "pins", "records", "usage"):  # the tables of steps 3 and on
+        for later in ("nonces", "pins", "records", "usage", "quota_buckets"):  # steps 3 and on
             connection.execute(f"DROP TABLE IF EXISTS mcp_router_{later}")
         for later in ("pins", "usage"):
             connection.execute(f"DROP SEQUENCE IF EXISTS mcp_router_{later}_version")

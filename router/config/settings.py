@@ -190,7 +190,7 @@ class RouterSettings(BaseModel):
     request whole."""
     quotas: dict[str, Quota] = Field(default_factory=dict)
     """How much each principal may use (`router.config.quotas`), by profile name, with
-    `default` for everyone else; counted per replica."""
+    `default` for everyone else; `calls_per_minute` shared by every replica of a store."""
     audit: AuditSettings | None = None
     """The audit trail (`router.config.audit`); unset: none is kept."""
     rerank: bool = False

@@ -3,22 +3,29 @@ calls in flight, one set per principal (and per principal and upstream).
 
 The limits come from the config in force at each call (`limits_for`: the caller's matching
 profiles, the most generous of them per limit, else `default`), so a reload changes them at
-once; the counts live here, across reloads. Counts are this process's: each replica holds
-its own (with N replicas behind a balancer, a principal gets up to N times the allowance).
+once; the counts live here, across reloads. With a shared store, `calls_per_minute` is
+counted in its table by every replica alike (`router.store.quota_buckets`); without one,
+and always for calls in flight, each replica counts its own (with N replicas behind a
+balancer, a principal gets up to N times that allowance).
 The table is bounded: past `MAX_PRINCIPALS`, the principal least recently seen is
 forgotten (its bucket refills in full, which only ever favours the caller).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from router.config.identity import DEFAULT_PROFILE
 from router.config.quotas import Quota
+from router.core.errors import StoreError
+
+logger = logging.getLogger(__name__)
 
 MAX_PRINCIPALS = 10_000
 
@@ -100,13 +107,32 @@ class _Usage:
     in_flight: dict[str, int] = field(default_factory=dict)
 
 
-class QuotaBook:
-    """The counts of every principal, thread-safe; `clock` is monotonic seconds."""
+class SharedBucketStore(Protocol):
+    """Buckets every replica takes from (`router.store.quota_buckets.SharedBuckets`)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def take(
+        self, principal: str, scopes: Sequence[tuple[str, int]]
+    ) -> tuple[int, float] | None: ...
+
+
+class QuotaBook:
+    """The counts of every principal, thread-safe; `clock` is monotonic seconds.
+
+    With `shared` (the store's buckets), `calls_per_minute` is counted there, across every
+    replica (blocking: call `admit` in a worker thread); a store that cannot be reached is
+    logged once and this process counts until it answers again. Calls in flight are always
+    this process's own."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        shared: SharedBucketStore | None = None,
+    ) -> None:
         self._clock = clock
+        self.shared = shared
         self._lock = threading.Lock()
         self._usage: OrderedDict[str, _Usage] = OrderedDict()
+        self._store_down = False
 
     def admit(self, principal: str, server: str, limits: Limits) -> Callable[[], None] | OverQuota:
         """Count one call of `principal` to `server`'s tool, or say which quota it is over
@@ -115,34 +141,83 @@ class QuotaBook:
         if limits.unlimited:
             return _nothing
         scopes = (
-            ("*", "calls_per_minute", limits.calls_per_minute, limits.concurrent_calls),
-            (
+            _Scope("*", "", limits.calls_per_minute, limits.concurrent_calls),
+            _Scope(
                 server,
-                f"{server}.calls_per_minute",
+                f"{server}.",
                 limits.upstream_calls_per_minute,
                 limits.upstream_concurrent_calls,
             ),
         )
-        now = self._clock()
         with self._lock:
-            usage = self._usage.pop(principal, None) or _Usage()
-            self._usage[principal] = usage  # the most recently seen last
-            while len(self._usage) > MAX_PRINCIPALS:
-                self._usage.popitem(last=False)
-            for scope, name, per_minute, concurrent in scopes:
-                if concurrent is not None and usage.in_flight.get(scope, 0) >= concurrent:
-                    label = "concurrent_calls" if scope == "*" else f"{scope}.concurrent_calls"
-                    return OverQuota(label, concurrent, 1.0)
-                if per_minute is not None:
-                    bucket = self._refilled(usage, scope, per_minute, now)
+            usage = self._seen(principal)
+            over = self._over_concurrency(usage, scopes)
+            if over is not None:
+                return over
+        rated = [scope for scope in scopes if scope.per_minute is not None]
+        counted_here = True
+        if self.shared is not None and rated:
+            over, counted_here = self._take_shared(principal, rated)
+            if over is not None:
+                return over
+        with self._lock:
+            over = self._over_concurrency(usage, scopes)
+            if over is not None:
+                return over
+            if counted_here:
+                now = self._clock()
+                for scope in rated:
+                    assert scope.per_minute is not None
+                    bucket = self._refilled(usage, scope.key, scope.per_minute, now)
                     if bucket.tokens < 1.0:
-                        return OverQuota(name, per_minute, (1.0 - bucket.tokens) * 60 / per_minute)
-            for scope, _, per_minute, concurrent in scopes:
-                if per_minute is not None:
-                    usage.buckets[scope].tokens -= 1.0
-                if concurrent is not None:
-                    usage.in_flight[scope] = usage.in_flight.get(scope, 0) + 1
-        counted = [scope for scope, _, _, concurrent in scopes if concurrent is not None]
+                        wait = (1.0 - bucket.tokens) * 60 / scope.per_minute
+                        return OverQuota(scope.label("calls_per_minute"), scope.per_minute, wait)
+                for scope in rated:
+                    usage.buckets[scope.key].tokens -= 1.0
+            for scope in scopes:
+                if scope.concurrent is not None:
+                    usage.in_flight[scope.key] = usage.in_flight.get(scope.key, 0) + 1
+        return self._releaser(usage, [s.key for s in scopes if s.concurrent is not None])
+
+    def _seen(self, principal: str) -> _Usage:
+        usage = self._usage.pop(principal, None) or _Usage()
+        self._usage[principal] = usage  # the most recently seen last
+        while len(self._usage) > MAX_PRINCIPALS:
+            self._usage.popitem(last=False)
+        return usage
+
+    @staticmethod
+    def _over_concurrency(usage: _Usage, scopes: Sequence[_Scope]) -> OverQuota | None:
+        for scope in scopes:
+            limit = scope.concurrent
+            if limit is not None and usage.in_flight.get(scope.key, 0) >= limit:
+                return OverQuota(scope.label("concurrent_calls"), limit, 1.0)
+        return None
+
+    def _take_shared(
+        self, principal: str, rated: Sequence[_Scope]
+    ) -> tuple[OverQuota | None, bool]:
+        """(over, counted here): a token from the store's buckets, or this process's when
+        the store cannot be reached."""
+        assert self.shared is not None
+        wanted = [(scope.key, scope.per_minute or 0) for scope in rated]
+        try:
+            short = self.shared.take(principal, wanted)
+        except StoreError as exc:
+            if not self._store_down:
+                logger.warning("quotas counted per replica while the store is down: %s", exc)
+            self._store_down = True
+            return None, True
+        self._store_down = False
+        if short is None:
+            return None, False
+        index, tokens = short
+        scope = rated[index]
+        assert scope.per_minute is not None
+        wait = (1.0 - tokens) * 60 / scope.per_minute
+        return OverQuota(scope.label("calls_per_minute"), scope.per_minute, wait), False
+
+    def _releaser(self, usage: _Usage, counted: list[str]) -> Callable[[], None]:
         released = False
 
         def release() -> None:
@@ -151,12 +226,12 @@ class QuotaBook:
                 return
             released = True
             with self._lock:
-                for scope in counted:
-                    left = usage.in_flight.get(scope, 0) - 1
+                for key in counted:
+                    left = usage.in_flight.get(key, 0) - 1
                     if left > 0:
-                        usage.in_flight[scope] = left
+                        usage.in_flight[key] = left
                     else:
-                        usage.in_flight.pop(scope, None)
+                        usage.in_flight.pop(key, None)
 
         return release
 
@@ -170,6 +245,18 @@ class QuotaBook:
         )
         bucket.stamp = now
         return bucket
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    key: str
+    """`*` for the router-wide limits, else the server's name."""
+    prefix: str
+    per_minute: int | None
+    concurrent: int | None
+
+    def label(self, limit: str) -> str:
+        return f"{self.prefix}{limit}"
 
 
 def _nothing() -> None:

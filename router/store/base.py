@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from router.approvals.sealing import NonceLedger
     from router.core.catalog import ToolRecord
     from router.pinning.backend import PinBackend
+    from router.store.quota_buckets import SharedBuckets
     from router.store.records import Records
     from router.store.usage import PostgresUsage
 
@@ -77,6 +78,11 @@ class VectorStore(DenseIndexer, Protocol):
     def usage(self) -> PostgresUsage | None:
         """Where every replica of this store keeps usage pairs (`router.store.usage`; None:
         the cache folder's files)."""
+        ...
+
+    def quota_buckets(self) -> SharedBuckets | None:
+        """Where every replica of this store counts `calls_per_minute` quotas
+        (`router.store.quota_buckets`; None: each process counts its own)."""
         ...
 
     def close(self) -> None: ...

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # numpy loads with the first index build, in its worker threa
     from router.embedding.cache import EmbeddingCache
     from router.embedding.indexing import EmbeddingStats, ProgressCallback
     from router.pinning.backend import PinBackend
+    from router.store.quota_buckets import SharedBuckets
     from router.store.records import Records
     from router.store.usage import PostgresUsage
     from router.vectors.dense import DenseSearch
@@ -62,6 +63,9 @@ class LocalStore:
 
     def records(self) -> Records | None:
         return None  # credentials and listings stay in the cache folder's files
+
+    def quota_buckets(self) -> SharedBuckets | None:
+        return None
 
     def usage(self) -> PostgresUsage | None:
         return None  # usage pairs stay in the cache folder's files

@@ -193,6 +193,7 @@ async def _router_state(
             )
             if state.audit is not None:
                 state.audit.on_write = state.metrics.audit_written
+            state.quotas.shared = store.quota_buckets()  # None: each replica counts its own
             reranker = Reranker.bundled(cache_dir) if settings.rerank and embedder else None
             task_group.start_soon(_load_model, embedder, state, usage_dir, reranker)
             task_group.start_soon(listen.run, changes)

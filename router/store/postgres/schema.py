@@ -24,6 +24,9 @@ Tables:
 - `mcp_router_usage` (since version 5): usage pairs per (namespace, model, scope, pair), the
   scope a hash of the principal (`router.store.usage`); each write takes the next
   `mcp_router_usage_version`, so a replica reads only what changed since it last looked.
+- `mcp_router_quota_buckets` (since version 6): each principal's `calls_per_minute` token
+  buckets per (namespace, principal hash, scope), taken by any replica
+  (`router.store.quota_buckets`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from router.core.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
@@ -124,6 +127,15 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
         "CREATE INDEX mcp_router_usage_changes ON mcp_router_usage "
         "(namespace, model_id, scope, version)",
         "CREATE INDEX mcp_router_usage_age ON mcp_router_usage (namespace, last_used)",
+    ),
+    6: (
+        """CREATE TABLE mcp_router_quota_buckets (
+            namespace text NOT NULL,
+            principal text NOT NULL,
+            scope text NOT NULL,
+            tokens double precision NOT NULL,
+            stamp double precision NOT NULL,
+            PRIMARY KEY (namespace, principal, scope))""",
     ),
 }
 

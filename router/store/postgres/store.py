@@ -41,6 +41,7 @@ from router.store.postgres.fill import FILL_LOCK_TIMEOUT, fill_missing, lock_key
 from router.store.postgres.schema import hnsw_ddl, index_table_ddl, seen_table_ddl
 from router.store.postgres.seen import ServedDays
 from router.store.postgres.tuning import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TOOLS
+from router.store.quota_buckets import SharedBuckets
 from router.store.shared_records import PostgresRecords
 from router.store.usage import PostgresUsage
 from router.vectors.dense import DenseIndex, DenseSearch
@@ -152,6 +153,10 @@ class PostgresStore:
         """Upstream credentials and listings of this namespace, read alike by every replica
         (`router.store.shared_records`)."""
         return PostgresRecords(self._connections, self.namespace)
+
+    def quota_buckets(self) -> SharedBuckets:
+        """The quota buckets of this namespace, every replica's (`router.store.quota_buckets`)."""
+        return SharedBuckets(self._connections, self.namespace)
 
     def usage(self) -> PostgresUsage:
         """The usage pairs of this namespace, every principal's apart (`router.store.usage`)."""

@@ -4,10 +4,12 @@ A call over a quota never reaches the upstream: it is answered with an `isError`
 names the quota and when it allows one more (also in `_meta` as `mcp-router/quota`, which
 the REST surface turns into 429 and `Retry-After`), counted in `/metrics`, and written to
 the audit trail as `over-quota`. An admitted call holds its place in flight until it ends
-(`ToolCall.finish`)."""
+(`ToolCall.finish`). With a shared store, `calls_per_minute` is counted in its table by every
+replica (`router.store.quota_buckets`)."""
 
 from __future__ import annotations
 
+import anyio.to_thread
 import mcp_types as types
 
 from router.policy.quotas import OverQuota, limits_for
@@ -26,7 +28,11 @@ async def meter(call: ToolCall) -> None:
     principal = current_access().principal
     view = view_of(settings, principal)
     limits = limits_for(settings.quotas, view.profiles, tool.server)
-    admitted = state.quotas.admit("" if principal is None else principal.key, tool.server, limits)
+    book, who = state.quotas, "" if principal is None else principal.key
+    if book.shared is not None and not limits.unlimited:  # the store's buckets: blocking
+        admitted = await anyio.to_thread.run_sync(book.admit, who, tool.server, limits)
+    else:
+        admitted = book.admit(who, tool.server, limits)
     if isinstance(admitted, OverQuota):
         state.metrics.over_quota(admitted.quota)
         call.outcome = "over-quota"
