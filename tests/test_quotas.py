@@ -14,9 +14,12 @@ from router.config import parse_config
 from router.config.quotas import Quota, UpstreamQuota
 from router.core.errors import ConfigError
 from router.policy.quotas import MAX_PRINCIPALS, Limits, OverQuota, QuotaBook, limits_for
+from router.server.http.auth.security import SecurityPolicy
 from tests.conftest import ROOT
+from tests.http_serving import http_front, streamable_client, until_ready
+from tests.identity_provider import running_provider
 from tests.serving import raw_router, write_config
-from tests.test_upstream_pool import script
+from tests.test_upstream_pool import config, script
 
 
 class Clock:
@@ -140,3 +143,45 @@ def test_the_documented_quotas_section_is_a_valid_config() -> None:
     quotas = config.router.quotas
     assert limits_for(quotas, ("bots",), "github") == Limits(600, 16, None, None)
     assert limits_for(quotas, ("other",), "github") == Limits(60, 4, 20, None)
+
+
+async def test_one_principal_over_quota_does_not_stop_another_and_the_trail_names_each(
+    tmp_path: Path,
+) -> None:
+    audience = "https://router.test/mcp"
+    trail = tmp_path / "trail.jsonl"
+    async with running_provider() as provider:
+        cfg = config(
+            {"shop": script("shop")},
+            cache_dir=str(tmp_path / "cache"),
+            http={"oauth": {"issuer": provider.url, "audience": audience}},
+            quotas={"default": {"calls_per_minute": 2}},
+            audit={"path": str(trail)},
+        )
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        answers: dict[str, list[bool]] = {}
+        async with http_front(cfg, policy) as front:
+            with anyio.fail_after(60):
+                await until_ready(front.state)
+                for who, calls in (("alice", 4), ("bob", 2), ("alice", 1)):
+                    token = provider.token(who, audience)
+                    headers = {"Authorization": f"Bearer {token}"}
+                    async with streamable_client(front.mcp, headers) as client:
+                        for n in range(calls):
+                            result = await client.call_tool(
+                                "shop__send_email", {"to": who, "subject": str(n), "body": "b"}
+                            )
+                            answers.setdefault(who, []).append(bool(result.is_error))
+    assert answers == {"alice": [False, False, True, True, True], "bob": [False, False]}
+    records = [json.loads(line) for line in trail.read_text("utf-8").splitlines()]
+    by = [(r["principal"]["sub"], r["outcome"]) for r in records]
+    assert by == [
+        ("alice", "ran"),
+        ("alice", "ran"),
+        ("alice", "over-quota"),
+        ("alice", "over-quota"),
+        ("bob", "ran"),
+        ("bob", "ran"),
+        ("alice", "over-quota"),
+    ]
+    assert all(r["principal"]["iss"] == provider.url for r in records)
