@@ -185,3 +185,31 @@ async def test_one_principal_over_quota_does_not_stop_another_and_the_trail_name
         ("alice", "over-quota"),
     ]
     assert all(r["principal"]["iss"] == provider.url for r in records)
+
+
+async def test_code_runs_over_their_quota_are_refused_before_the_program_runs(
+    tmp_path: Path,
+) -> None:
+    trail = tmp_path / "trail.jsonl"
+    config = write_config(
+        tmp_path,
+        {"shop": script("shop")},
+        mode="code",
+        quotas={"default": {"code_runs_per_minute": 1}},
+        audit={"path": str(trail)},
+    )
+    program = "await call_tool('shop__send_email', {'to': 'a@x', 'subject': 's', 'body': 'b'})"
+    async with raw_router(config) as router:
+        await router.initialize()
+        with anyio.fail_after(90):
+            await router.search_text("send an email")
+            first = await router.call("execute", {"code": program})
+            second = await router.call("execute", {"code": program})
+    assert not first.get("isError") and second["isError"]
+    assert "over quota: code_runs_per_minute is 1" in second["content"][0]["text"]
+    records = [json.loads(line) for line in trail.read_text("utf-8").splitlines()]
+    assert [(r["kind"], r["outcome"]) for r in records] == [
+        ("tool-call", "ran"),
+        ("code-run", "ran"),
+        ("code-run", "over-quota"),  # its program never ran: no tool call before it
+    ]

@@ -28,5 +28,7 @@ class Quota(BaseModel):
     """Tool calls a minute (a token bucket: a burst of this many, refilled evenly)."""
     concurrent_calls: Limit = None
     """Tool calls in flight at once."""
+    code_runs_per_minute: Limit = None
+    """Code mode's `execute` runs a minute (each call a program makes counts as a call too)."""
     upstreams: dict[str, UpstreamQuota] = Field(default_factory=dict)
     """The same limits on one upstream's tools, by server name."""

@@ -80,6 +80,18 @@ def limits_for(
     )
 
 
+CODE_RUNS = "#code-runs"
+"""The bucket of code mode's runs (no server is named so)."""
+
+
+def code_runs_limit(quotas: Mapping[str, Quota], profiles: tuple[str, ...] | None) -> int | None:
+    """A caller's `code_runs_per_minute`, chosen as `limits_for` chooses."""
+    matching = [quotas[name] for name in profiles or () if name in quotas]
+    if not matching and DEFAULT_PROFILE in quotas:
+        matching = [quotas[DEFAULT_PROFILE]]
+    return _most([q.code_runs_per_minute for q in matching]) if matching else None
+
+
 @dataclass(frozen=True, slots=True)
 class OverQuota:
     """Which quota a call is over, its limit, and in how many seconds it allows one more."""
@@ -179,6 +191,22 @@ class QuotaBook:
                     usage.in_flight[scope.key] = usage.in_flight.get(scope.key, 0) + 1
         return self._releaser(usage, [s.key for s in scopes if s.concurrent is not None])
 
+    def admit_run(self, principal: str, per_minute: int) -> OverQuota | None:
+        """Count one code-mode run of `principal`, or say it is over `code_runs_per_minute`."""
+        scope = _Scope(CODE_RUNS, "", per_minute, None)
+        if self.shared is not None:
+            over, counted_here = self._take_shared(principal, [scope])
+            if not counted_here:
+                return _renamed(over)
+        with self._lock:
+            usage = self._seen(principal)
+            bucket = self._refilled(usage, CODE_RUNS, per_minute, self._clock())
+            if bucket.tokens < 1.0:
+                wait = (1.0 - bucket.tokens) * 60 / per_minute
+                return OverQuota("code_runs_per_minute", per_minute, wait)
+            bucket.tokens -= 1.0
+        return None
+
     def _seen(self, principal: str) -> _Usage:
         usage = self._usage.pop(principal, None) or _Usage()
         self._usage[principal] = usage  # the most recently seen last
@@ -257,6 +285,12 @@ class _Scope:
 
     def label(self, limit: str) -> str:
         return f"{self.prefix}{limit}"
+
+
+def _renamed(over: OverQuota | None) -> OverQuota | None:
+    if over is None:
+        return None
+    return OverQuota("code_runs_per_minute", over.limit, over.retry_after)
 
 
 def _nothing() -> None:

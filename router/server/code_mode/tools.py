@@ -30,6 +30,7 @@ from router.code_mode.signatures import signature
 from router.core.errors import InvalidParams, RouterError, ToolDenied, ToolHeld
 from router.core.meta_tools import EXECUTE, MAX_K, SEARCH_TOOLS, search_arguments
 from router.core.tracing import failed, span
+from router.server.calls.stages.meter import meter_code_run
 from router.server.code_mode.runs import Run
 from router.server.lifecycle.readiness import describe
 from router.server.lifecycle.requests import PROGRESS_KEYS, Context, connection
@@ -95,6 +96,9 @@ async def _execute(
             assert answers.state is not None
             ended = await runs.resume(answers.state, code, key, answers.responses, ctx)
         else:
+            refused = await meter_code_run(state)  # a resumed run was counted when it began
+            if refused is not None:
+                return refused
             ended = await runs.start(code, key, ctx, lambda run: _Calls(state, forward, run))
         if isinstance(ended, types.InputRequiredResult):
             return ended

@@ -12,10 +12,11 @@ from __future__ import annotations
 import anyio.to_thread
 import mcp_types as types
 
-from router.policy.quotas import OverQuota, limits_for
+from router.policy.quotas import OverQuota, code_runs_limit, limits_for
 from router.server.access.authorization import current_access
 from router.server.calls.call import ToolCall
 from router.server.lifecycle.settings import view_of
+from router.server.lifecycle.state import RouterState
 
 QUOTA_META = "mcp-router/quota"
 
@@ -39,6 +40,26 @@ async def meter(call: ToolCall) -> None:
         call.end(over_quota_result(admitted))
         return
     call.finish.append(admitted)
+
+
+async def meter_code_run(state: RouterState) -> types.CallToolResult | None:
+    """The answer to an `execute` over `code_runs_per_minute`; None: it may run."""
+    settings = state.settings
+    if not settings.quotas:
+        return None
+    principal = current_access().principal
+    limit = code_runs_limit(settings.quotas, view_of(settings, principal).profiles)
+    if limit is None:
+        return None
+    book, who = state.quotas, "" if principal is None else principal.key
+    if book.shared is not None:
+        over = await anyio.to_thread.run_sync(book.admit_run, who, limit)
+    else:
+        over = book.admit_run(who, limit)
+    if over is None:
+        return None
+    state.metrics.over_quota(over.quota)
+    return over_quota_result(over)
 
 
 def over_quota_result(over: OverQuota) -> types.CallToolResult:
