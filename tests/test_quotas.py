@@ -213,3 +213,35 @@ async def test_code_runs_over_their_quota_are_refused_before_the_program_runs(
         ("code-run", "ran"),
         ("code-run", "over-quota"),  # its program never ran: no tool call before it
     ]
+
+
+def test_results_spend_their_mib_and_the_calls_after_wait_for_the_refill() -> None:
+    clock = Clock()
+    book = QuotaBook(clock)
+    limits = Limits(result_mib_per_hour=1.0)
+    assert callable(book.admit("alice", "large", limits))
+    book.spend_results("alice", "large", limits, 3 << 19)  # 1.5 MiB: half a MiB below zero
+    over = book.admit("alice", "large", limits)
+    assert isinstance(over, OverQuota) and over.quota == "result_mib_per_hour"
+    assert over.retry_after == pytest.approx(1801.0)  # half an hour to refill half a MiB
+    assert callable(book.admit("bob", "large", limits))
+    clock.now += 1801.0
+    assert callable(book.admit("alice", "large", limits))
+
+
+async def test_a_principal_past_its_result_mib_is_refused_until_the_refill(
+    tmp_path: Path,
+) -> None:
+    config = write_config(
+        tmp_path,
+        {"large": script("large")},
+        quotas={"default": {"upstreams": {"large": {"result_mib_per_hour": 1}}}},
+    )
+    async with raw_router(config) as router:
+        await router.initialize()
+        with anyio.fail_after(60):
+            await router.search_text("text")
+            big = await router.call("large__text", {"size": 2 << 20})  # 2 MiB, cut for the model
+            after = await router.call("large__text", {"size": 10})
+    assert not big.get("isError") and after["isError"]
+    assert "large.result_mib_per_hour is 1" in after["content"][0]["text"]

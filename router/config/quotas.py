@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 Limit = Annotated[int, Field(ge=1)] | None
+Size = Annotated[float, Field(gt=0)] | None
 
 
 class UpstreamQuota(BaseModel):
@@ -16,6 +17,7 @@ class UpstreamQuota(BaseModel):
 
     calls_per_minute: Limit = None
     concurrent_calls: Limit = None
+    result_mib_per_hour: Size = None
 
 
 class Quota(BaseModel):
@@ -30,5 +32,9 @@ class Quota(BaseModel):
     """Tool calls in flight at once."""
     code_runs_per_minute: Limit = None
     """Code mode's `execute` runs a minute (each call a program makes counts as a call too)."""
+    result_mib_per_hour: Size = None
+    """MiB of tool results an hour (results as the upstreams sent them). A call is refused
+    while the principal's allowance is spent; one big result may take it below zero, and
+    the calls after it wait for the refill."""
     upstreams: dict[str, UpstreamQuota] = Field(default_factory=dict)
     """The same limits on one upstream's tools, by server name."""

@@ -19,7 +19,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from router.config.identity import DEFAULT_PROFILE
 from router.config.quotas import Quota
@@ -38,6 +38,8 @@ class Limits:
     concurrent_calls: int | None = None
     upstream_calls_per_minute: int | None = None
     upstream_concurrent_calls: int | None = None
+    result_mib_per_hour: float | None = None
+    upstream_result_mib_per_hour: float | None = None
 
     @property
     def unlimited(self) -> bool:
@@ -48,11 +50,16 @@ class Limits:
                 self.concurrent_calls,
                 self.upstream_calls_per_minute,
                 self.upstream_concurrent_calls,
+                self.result_mib_per_hour,
+                self.upstream_result_mib_per_hour,
             )
         )
 
 
-def _most(values: list[int | None]) -> int | None:
+_N = TypeVar("_N", int, float)
+
+
+def _most(values: list[_N | None]) -> _N | None:
     """The most generous of the limits: unset (unlimited) beats any number."""
     if not values or any(value is None for value in values):
         return None
@@ -77,6 +84,10 @@ def limits_for(
         concurrent_calls=_most([q.concurrent_calls for q in matching]),
         upstream_calls_per_minute=_most([u.calls_per_minute if u else None for u in upstream]),
         upstream_concurrent_calls=_most([u.concurrent_calls if u else None for u in upstream]),
+        result_mib_per_hour=_most([q.result_mib_per_hour for q in matching]),
+        upstream_result_mib_per_hour=_most(
+            [u.result_mib_per_hour if u else None for u in upstream]
+        ),
     )
 
 
@@ -97,12 +108,12 @@ class OverQuota:
     """Which quota a call is over, its limit, and in how many seconds it allows one more."""
 
     quota: str
-    limit: int
+    limit: float
     retry_after: float
 
     def message(self) -> str:
         return (
-            f"over quota: {self.quota} is {self.limit} for this principal "
+            f"over quota: {self.quota} is {self.limit:g} for this principal "
             f"(router.quotas); retry in {max(1, round(self.retry_after))} s"
         )
 
@@ -152,15 +163,7 @@ class QuotaBook:
         it once the call ends."""
         if limits.unlimited:
             return _nothing
-        scopes = (
-            _Scope("*", "", limits.calls_per_minute, limits.concurrent_calls),
-            _Scope(
-                server,
-                f"{server}.",
-                limits.upstream_calls_per_minute,
-                limits.upstream_concurrent_calls,
-            ),
-        )
+        scopes = _scopes(server, limits)
         with self._lock:
             usage = self._seen(principal)
             over = self._over_concurrency(usage, scopes)
@@ -176,11 +179,14 @@ class QuotaBook:
             over = self._over_concurrency(usage, scopes)
             if over is not None:
                 return over
+            now = self._clock()
+            over = self._over_results(usage, scopes, now)
+            if over is not None:
+                return over
             if counted_here:
-                now = self._clock()
                 for scope in rated:
                     assert scope.per_minute is not None
-                    bucket = self._refilled(usage, scope.key, scope.per_minute, now)
+                    bucket = self._refilled(usage, scope.key, scope.per_minute, 60.0, now)
                     if bucket.tokens < 1.0:
                         wait = (1.0 - bucket.tokens) * 60 / scope.per_minute
                         return OverQuota(scope.label("calls_per_minute"), scope.per_minute, wait)
@@ -200,7 +206,7 @@ class QuotaBook:
                 return _renamed(over)
         with self._lock:
             usage = self._seen(principal)
-            bucket = self._refilled(usage, CODE_RUNS, per_minute, self._clock())
+            bucket = self._refilled(usage, CODE_RUNS, per_minute, 60.0, self._clock())
             if bucket.tokens < 1.0:
                 wait = (1.0 - bucket.tokens) * 60 / per_minute
                 return OverQuota("code_runs_per_minute", per_minute, wait)
@@ -263,16 +269,58 @@ class QuotaBook:
 
         return release
 
+    def spend_results(self, principal: str, server: str, limits: Limits, size: int) -> None:
+        """Take `size` bytes of a call's result from `principal`'s `result_mib_per_hour`."""
+        with self._lock:
+            usage = self._usage.get(principal)
+            if usage is None:
+                return  # forgotten meanwhile: nothing to take from
+            now = self._clock()
+            for scope in _scopes(server, limits):
+                if scope.mib_per_hour is not None:
+                    key = f"mib:{scope.key}"
+                    bucket = self._refilled(usage, key, scope.mib_per_hour, 3600.0, now)
+                    bucket.tokens -= size / (1 << 20)
+
+    def _over_results(
+        self, usage: _Usage, scopes: Sequence[_Scope], now: float
+    ) -> OverQuota | None:
+        for scope in scopes:
+            limit = scope.mib_per_hour
+            if limit is not None:
+                bucket = self._refilled(usage, f"mib:{scope.key}", limit, 3600.0, now)
+                if bucket.tokens <= 0:
+                    wait = (-bucket.tokens) * 3600 / limit + 1.0
+                    return OverQuota(scope.label("result_mib_per_hour"), limit, wait)
+        return None
+
     @staticmethod
-    def _refilled(usage: _Usage, scope: str, per_minute: int, now: float) -> _Bucket:
+    def _refilled(usage: _Usage, scope: str, capacity: float, period: float, now: float) -> _Bucket:
+        """The bucket of `scope`, refilled for the time since its stamp: `capacity` a
+        `period` of seconds."""
         bucket = usage.buckets.get(scope)
         if bucket is None:
-            bucket = usage.buckets[scope] = _Bucket(float(per_minute), now)
+            bucket = usage.buckets[scope] = _Bucket(float(capacity), now)
         bucket.tokens = min(
-            float(per_minute), bucket.tokens + (now - bucket.stamp) * per_minute / 60
+            float(capacity), bucket.tokens + (now - bucket.stamp) * capacity / period
         )
         bucket.stamp = now
         return bucket
+
+
+def _scopes(server: str, limits: Limits) -> tuple[_Scope, _Scope]:
+    return (
+        _Scope(
+            "*", "", limits.calls_per_minute, limits.concurrent_calls, limits.result_mib_per_hour
+        ),
+        _Scope(
+            server,
+            f"{server}.",
+            limits.upstream_calls_per_minute,
+            limits.upstream_concurrent_calls,
+            limits.upstream_result_mib_per_hour,
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +330,7 @@ class _Scope:
     prefix: str
     per_minute: int | None
     concurrent: int | None
+    mib_per_hour: float | None = None
 
     def label(self, limit: str) -> str:
         return f"{self.prefix}{limit}"

@@ -40,6 +40,15 @@ async def meter(call: ToolCall) -> None:
         call.end(over_quota_result(admitted))
         return
     call.finish.append(admitted)
+    if limits.result_mib_per_hour is not None or limits.upstream_result_mib_per_hour is not None:
+
+        def spend() -> None:
+            result = call.upstream  # as the upstream sent it, before any cut
+            if result is not None:
+                size = len(result.model_dump_json(by_alias=True))
+                book.spend_results(who, tool.server, limits, size)
+
+        call.finish.append(spend)
 
 
 async def meter_code_run(state: RouterState) -> types.CallToolResult | None:
