@@ -296,3 +296,39 @@ async def test_a_call_to_a_held_tool_is_on_the_trail_as_held(tmp_path: Path) -> 
     assert "error" in held
     [record] = lines_of(trail)
     assert (record["tool"], record["outcome"]) == ("shifty__lookup", "held")
+
+
+def test_each_line_can_go_to_opentelemetry_logs_too(tmp_path: Path) -> None:
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
+
+    from router.audit import export
+
+    memory = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+    assert export.export_audit_logs([memory])
+    try:
+        path = tmp_path / "trail.jsonl"
+        AuditTrail(path).append({"kind": "tool-call", "tool": "s__t", "outcome": "ran"})
+        export.flush()
+        [record] = memory.get_finished_logs()
+        assert record.log_record.body == path.read_text("utf-8").rstrip("\n")
+    finally:
+        export.stop()
+
+
+async def test_a_router_exports_its_trail_to_otel_logs_on_stderr_not_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "console")
+    trail = tmp_path / "trail.jsonl"
+    config = write_config(
+        tmp_path, {"shop": script("shop")}, audit={"path": str(trail), "otel": True}
+    )
+    async with raw_router(config) as router:
+        await router.initialize()
+        with anyio.fail_after(60):
+            await router.search_text("send an email")
+            await router.call("shop__send_email", {"to": "a@x", "subject": "s", "body": "b"})
+        lines = await router.finish()
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
+    log = (tmp_path / "router.log").read_text("utf-8")
+    assert "mcp_router.audit" in log and "shop__send_email" in log

@@ -27,6 +27,7 @@ from router.audit.chain import (
     rotated_name,
     sealed_line,
 )
+from router.audit.export import emit
 from router.core.errors import RouterError
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class AuditTrail:
         finally:
             os.close(fd)
         self._prev = line_hash(line)
+        emit(line.decode("utf-8").rstrip("\n"))  # to OTel too, once it is on disk
 
     def _rotated_last(self) -> str | None:
         rotated = rotated_files(self.path)

@@ -25,6 +25,9 @@ class AuditSettings(BaseModel):
     """The size at which the file rotates (the chain goes on in the next file)."""
     keep: Annotated[int, Field(ge=0)] = 10
     """Rotated files kept; older ones are deleted."""
+    otel: bool = False
+    """Emit each line as an OpenTelemetry log record too (`OTEL_LOGS_EXPORTER`: `otlp`, the
+    default, or `console`); needs the `otel` extra."""
     fields: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     """Argument names recorded in clear (for example `path`, `repo`); the rest only in the
     arguments' digest."""

@@ -34,6 +34,7 @@ import mcp_types as types
 from mcp.server.connection import Connection
 
 from router.audit import AuditTrail, AuditUnavailable
+from router.audit.export import export_audit_logs
 from router.config import RouterConfig
 from router.core.errors import ToolDenied, ToolHeld, ToolNotFound
 from router.core.redaction import redact
@@ -60,6 +61,8 @@ def trail_for(config: RouterConfig) -> AuditTrail | None:
         keep=section.keep,
     )
     trail.fields = tuple(section.fields)
+    if section.otel:
+        export_audit_logs()
     return trail
 
 
