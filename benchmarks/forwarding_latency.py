@@ -38,6 +38,7 @@ from mcp.client.stdio import stdio_client
 
 from benchmarks.example_servers import EXAMPLE_CONFIG, example_config
 from benchmarks.provenance import head_commit
+from benchmarks.suite.readme import replace_between
 from router.config import StdioServer
 from router.upstream.connection.transport import stdio_parameters
 
@@ -46,12 +47,16 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 OUT = RESULTS / "forwarding-latency.json"
 WARMUP = 20
+README = HERE / "README.md"
+START, END = "<!-- forwarding-latency:start -->", "<!-- forwarding-latency:end -->"
 PATH_NOTES = {
     "direct": "the upstream called directly (the tool listed once by the client)",
     "routed": "the router, tool called by its qualified name, listed by a query-scoped listing",
     "routed_call_tool": "the router's call_tool meta-tool wrapping the call",
     "routed_unlisted": "the router, qualified name the client never listed: the SDK client "
     "re-lists tools before each such call",
+    "routed_audited": "a second router with router.audit on (one fsync'd, hash-chained line "
+    "a call), tool called by its qualified name, listed by a query-scoped listing",
 }
 PATHS = tuple(PATH_NOTES)
 
@@ -88,6 +93,32 @@ def targets(data: dict[str, Any]) -> list[Target]:
         Target("time", "get_current_time", {"timezone": "Asia/Tokyo"}, servers["time"]),
         Target("everything", "echo", {"message": "hello"}, servers["everything"]),
     ]
+
+
+def _serve(config: Path) -> StdioServerParameters:
+    serve = [sys.executable, "-m", "router", "serve", "--config", str(config), "--bm25-only"]
+    return StdioServerParameters(command=serve[0], args=serve[1:])
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The medians per target and path, and what the audit trail adds to a routed call."""
+    lines = [
+        f"{result['calls']} calls a path, commit `{result['commit']}`, "
+        f"{result['machine']['cpus']} CPUs; the audited router wrote "
+        f"{result.get('audit_trail_lines', 0)} trail lines.",
+        "",
+        "| target | direct | routed | call_tool | unlisted | audited | audit adds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, figures in result["targets"].items():
+        cells = [f"{figures[p]['median_ms']:.2f} ms" for p in PATHS if p in figures]
+        added = figures.get("audit_added_median_ms")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {'-' if added is None else f'{added:+.2f} ms'} |"
+        )
+    return "\n".join(lines)
 
 
 @asynccontextmanager
@@ -133,11 +164,16 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
         chosen = targets(data)
         config = Path(scratch) / "servers.json"
         config.write_text(json.dumps(data))
-        serve = [sys.executable, "-m", "router", "serve", "--config", str(config), "--bm25-only"]
-        serve_parameters = StdioServerParameters(command=serve[0], args=serve[1:])
+        audited_config = Path(scratch) / "audited.json"
+        trail = Path(scratch) / "audit.jsonl"
+        router_settings = {**data.get("router", {}), "audit": {"path": str(trail)}}
+        audited_config.write_text(json.dumps({**data, "router": router_settings}))
+        serve_parameters = _serve(config)
+        audited_parameters = _serve(audited_config)
         async with AsyncExitStack() as stack:
             router = await stack.enter_async_context(connect(serve_parameters, errlog))
             unlisted = await stack.enter_async_context(connect(serve_parameters, errlog))
+            audited = await stack.enter_async_context(connect(audited_parameters, errlog))
             direct = {
                 t.server: await stack.enter_async_context(
                     connect(stdio_parameters(StdioServer.model_validate(t.entry)), errlog)
@@ -147,7 +183,9 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
             with anyio.fail_after(60):
                 await until_indexed(router)
                 await until_indexed(unlisted)
+                await until_indexed(audited)
                 await list_for(router, chosen)
+                await list_for(audited, chosen)
 
             paths: list[tuple[str, Target, Callable[[], Awaitable[types.CallToolResult]]]] = []
             for t in chosen:
@@ -158,6 +196,7 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
                     ("routed", t, partial(router.call_tool, t.qualified, t.arguments)),
                     ("routed_call_tool", t, partial(router.call_tool, "call_tool", via)),
                     ("routed_unlisted", t, partial(unlisted.call_tool, t.qualified, t.arguments)),
+                    ("routed_audited", t, partial(audited.call_tool, t.qualified, t.arguments)),
                 ]
             samples = {(label, t.server): Samples() for label, t, _ in paths}
             for _ in range(WARMUP):
@@ -166,6 +205,7 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
             for _ in range(n):
                 for label, t, call in paths:
                     await timed(samples[(label, t.server)], call)
+            trail_lines = len(trail.read_bytes().splitlines())
             versions = {
                 "client_to_router": router.protocol_version,
                 **{f"client_to_{s}": c.protocol_version for s, c in direct.items()},
@@ -184,12 +224,16 @@ async def measure(example: Path, n: int, errlog: TextIO) -> dict[str, Any]:
             "added_median_ms": {
                 label: round(figures[label]["median_ms"] - base, 3) for label in PATHS[1:]
             },
+            "audit_added_median_ms": round(
+                figures["routed_audited"]["median_ms"] - figures["routed"]["median_ms"], 3
+            ),
         }
     return {
         "calls": n,
         "warmup": WARMUP,
         "paths": PATH_NOTES,
         "protocol_versions": versions,
+        "audit_trail_lines": trail_lines,
         "targets": report,
     }
 
@@ -225,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    README.write_text(
+        replace_between(README.read_text("utf-8"), START, END, markdown(result)), "utf-8"
+    )
     for name, figures in measured["targets"].items():
         line = f"{name}: direct {figures['direct']['median_ms']:.2f} ms"
         for label in PATHS[1:]:

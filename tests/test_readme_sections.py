@@ -13,6 +13,7 @@ from benchmarks import (
     backend_parity,
     code_mode,
     eval_sets,
+    forwarding_latency,
     lazy_start,
     listing_tokens,
     model_experiment,
@@ -155,6 +156,14 @@ def test_server_signal_section_is_its_result_rendered() -> None:
     report = _result("server-signal.json")
     body = server_signal.markdown(report)
     assert _in_sync(server_signal.README, server_signal.START, server_signal.END, body)
+
+
+def test_forwarding_latency_section_is_its_result_rendered() -> None:
+    report = _result("forwarding-latency.json")
+    body = forwarding_latency.markdown(report)
+    assert _in_sync(
+        forwarding_latency.README, forwarding_latency.START, forwarding_latency.END, body
+    )
 
 
 def test_rerank_section_is_its_result_rendered() -> None:
