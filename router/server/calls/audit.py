@@ -71,11 +71,8 @@ def arguments_digest(arguments: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def outcome_of(call: ToolCall, error: BaseException | None) -> str:
-    if isinstance(error, ToolDenied | ToolNotFound):
-        return "denied"
-    if error is not None:
-        return "error"
+def outcome_of(call: ToolCall) -> str:
+    """The outcome of a call its stages answered (one that raised: `_refused_outcome`)."""
     if isinstance(call.answer, types.InputRequiredResult):
         return "held"
     result = call.result
@@ -216,7 +213,7 @@ async def audited(
         )
 
     return await audited_request(
-        trail, request, lambda: run(call), lambda _: outcome_of(call, None), refusal
+        trail, request, lambda: run(call), lambda _: outcome_of(call), refusal
     )
 
 
