@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.provenance import head_commit
-from benchmarks.server_signal import people_set, public_set
+from benchmarks.server_signal import measured_cells, people_set, ranked_cells, summary_of
 from benchmarks.suite import data
-from benchmarks.suite.bootstrap import format_margin, paired_margin
+from benchmarks.suite.bootstrap import format_margin
 from benchmarks.suite.readme import replace_between
-from router.core.catalog import Catalog, ToolSpec
+from router.core.catalog import Catalog
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import load_embedder
 from router.embedding.manifest import DEFAULT_MODEL
@@ -51,7 +50,6 @@ README = ROOT / "benchmarks" / "README.md"
 START, END = "<!-- rerank:start -->", "<!-- rerank:end -->"
 DEPTHS = (5, 10, 20)
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
-SIZES = (0, 20000)
 PER_HALF = 300
 SEED = 35
 K = 5
@@ -101,29 +99,14 @@ def _per_query(
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     embedder = load_embedder(args.model, args.cache_dir)
-    cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     reranker = Reranker(args.reranker, args.cache_dir)
-    pool = data.load_pool(args.data)
-    sets = {"peoples_requests": people_set()}
-    for name in ("msc_bench", "bfcl", "metatool"):
-        sets[name] = public_set(args.data, name, PER_HALF)
-    cells: dict[str, Any] = {}
-    for name, (query_set, halves) in sets.items():
-        order = data.distractor_order(pool, data.copies_of(pool, query_set), 0)
-        logits_seen: dict[tuple[str, str], float] = {}
-        for size in SIZES:
-            specs: Sequence[ToolSpec] = data.scaled_specs(query_set, order, size)
-            retriever, _ = Retriever.build(Catalog.from_specs(specs), embedder, cache)
-            for split, queries in halves.items():
-                cells[f"{name} +{size} {split}"] = {
-                    "set": name,
-                    "size": size,
-                    "split": split,
-                    "tools": len(specs),
-                    "queries": len(queries),
-                    "per_query": _per_query(retriever, reranker, queries, logits_seen),
-                }
-            print(f"{name} +{size}: done", file=sys.stderr)
+    logits_seen: dict[str, dict[tuple[str, str], float]] = {}  # a set's sizes share theirs
+    cells = measured_cells(
+        ranked_cells(args, embedder, PER_HALF),
+        lambda name, retriever, queries: _per_query(
+            retriever, reranker, queries, logits_seen.setdefault(name, {})
+        ),
+    )
     return {
         "schema": "mcp-router.rerank/1",
         "commit": head_commit(),
@@ -142,37 +125,13 @@ def _reranker_record(folder: Path) -> dict[str, Any]:
 
 
 def summarise(report: dict[str, Any]) -> dict[str, Any]:
-    """Means per cell and setting, the setting chosen on dev, and its test margins."""
-    means: dict[str, dict[str, dict[str, float]]] = {}
-    for label, cell in report["cells"].items():
-        means[label] = {
-            setting: {f: round(float(np.mean(rows[f])), 4) for f in FIGURES}
-            for setting, rows in cell["per_query"].items()
-        }
-    dev = [label for label, cell in report["cells"].items() if cell["split"] == "dev"]
-    settings = list(next(iter(report["cells"].values()))["per_query"])
-    score = {
-        s: round(float(np.mean([np.mean([means[c][s][f] for f in FIGURES]) for c in dev])), 4)
-        for s in settings
-    }
-    base = f"{report['depths'][0]}@0"
-    # the cheapest best: the fewest pairs to score, then the smallest weight
-    chosen = max(score, key=lambda s: (score[s], -int(s.split("@")[0]), -float(s.split("@")[1])))
-    margins = {
-        label: {
-            f: paired_margin(cell["per_query"][chosen][f], cell["per_query"][base][f], seed=SEED)
-            for f in FIGURES
-        }
-        for label, cell in report["cells"].items()
-        if cell["split"] == "test"
-    }
-    return {
-        "means": means,
-        "dev_score": score,
-        "chosen": chosen,
-        "base": base,
-        "test_margins": margins,
-    }
+    """Means per cell and setting, the setting chosen on dev (ties to the fewest pairs to
+    score, then the smallest weight), and its test margins against no reranker."""
+    return summary_of(
+        report,
+        f"{report['depths'][0]}@0",
+        lambda s: (-int(s.split("@")[0]), -float(s.split("@")[1])),
+    )
 
 
 def packed(report: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from benchmarks.suite import data
 from benchmarks.suite.bootstrap import format_margin, paired_margin
 from benchmarks.suite.readme import replace_between
 from router.core.catalog import Catalog, ToolSpec
+from router.embedding.base import Embedder
 from router.embedding.cache import EmbeddingCache, default_cache_dir
 from router.embedding.loading import load_embedder
 from router.embedding.manifest import DEFAULT_MODEL
@@ -99,64 +100,104 @@ def _per_query(
     return out
 
 
-def measure(args: argparse.Namespace, weights: Sequence[float] = WEIGHTS) -> dict[str, Any]:
-    embedder = load_embedder(args.model, args.cache_dir)
+Cell = tuple[str, int, int, Retriever, dict[str, list[Query]]]
+"""A set at one size: its name, the distractors added, its tools, a retriever over them, and
+its dev and test halves."""
+
+
+def ranked_cells(
+    args: argparse.Namespace, embedder: Embedder, per_half: int = PER_HALF
+) -> Iterator[Cell]:
+    """The people's requests and the public sets, each at each size of `SIZES`, ranked with
+    `embedder` (at most `per_half` requests a public half)."""
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     pool = data.load_pool(args.data)
     sets = {"peoples_requests": people_set()}
     for name in ("msc_bench", "bfcl", "metatool"):
-        sets[name] = public_set(args.data, name)
-    cells: dict[str, Any] = {}
+        sets[name] = public_set(args.data, name, per_half)
     for name, (query_set, halves) in sets.items():
         order = data.distractor_order(pool, data.copies_of(pool, query_set), 0)
         for size in SIZES:
             specs: Sequence[ToolSpec] = data.scaled_specs(query_set, order, size)
             retriever, _ = Retriever.build(Catalog.from_specs(specs), embedder, cache)
-            for split, queries in halves.items():
-                cells[f"{name} +{size} {split}"] = {
-                    "set": name,
-                    "size": size,
-                    "split": split,
-                    "tools": len(specs),
-                    "queries": len(queries),
-                    "per_query": _per_query(retriever, queries, weights),
-                }
+            yield name, size, len(specs), retriever, halves
             print(f"{name} +{size}: done", file=sys.stderr)
+
+
+def measured_cells(
+    cells: Iterator[Cell],
+    per_query: Callable[[str, Retriever, Sequence[Query]], dict[str, dict[str, list[float]]]],
+) -> dict[str, Any]:
+    """Each cell's halves, labelled `set +size split`, with `per_query(set, retriever,
+    queries)`: each setting's per-query figures."""
+    measured: dict[str, Any] = {}
+    for name, size, tools, retriever, halves in cells:
+        for split, queries in halves.items():
+            measured[f"{name} +{size} {split}"] = {
+                "set": name,
+                "size": size,
+                "split": split,
+                "tools": tools,
+                "queries": len(queries),
+                "per_query": per_query(name, retriever, queries),
+            }
+    return measured
+
+
+def measure(args: argparse.Namespace, weights: Sequence[float] = WEIGHTS) -> dict[str, Any]:
+    embedder = load_embedder(args.model, args.cache_dir)
+    measured = measured_cells(
+        ranked_cells(args, embedder),
+        lambda _, retriever, queries: _per_query(retriever, queries, weights),
+    )
     return {
         "schema": "mcp-router.server-signal/1",
         "commit": head_commit(),
         "model": embedder.model_id,
         "weights": list(weights),
         "k": K,
-        "cells": cells,
+        "cells": measured,
     }
 
 
-def summarise(report: dict[str, Any]) -> dict[str, Any]:
-    """Means per cell and weight, the weight chosen on dev, and its test margins."""
+def summary_of(report: dict[str, Any], base: str, cheaper: Callable[[str], Any]) -> dict[str, Any]:
+    """Means per cell and setting, the setting chosen on dev (the best mean of top-1 and
+    hit@5 over every dev cell; ties to the greatest `cheaper`), and its test margins against
+    `base`."""
     means: dict[str, dict[str, dict[str, float]]] = {}
     for label, cell in report["cells"].items():
         means[label] = {
-            weight: {f: round(float(np.mean(rows[f])), 4) for f in FIGURES}
-            for weight, rows in cell["per_query"].items()
+            setting: {f: round(float(np.mean(rows[f])), 4) for f in FIGURES}
+            for setting, rows in cell["per_query"].items()
         }
     dev = [label for label, cell in report["cells"].items() if cell["split"] == "dev"]
+    settings = list(next(iter(report["cells"].values()))["per_query"])
     score = {
-        weight: round(
-            float(np.mean([np.mean([means[c][weight][f] for f in FIGURES]) for c in dev])), 4
-        )
-        for weight in (f"{w:g}" for w in report["weights"])
+        s: round(float(np.mean([np.mean([means[c][s][f] for f in FIGURES]) for c in dev])), 4)
+        for s in settings
     }
-    chosen = max(score, key=lambda w: (score[w], -float(w)))
+    chosen = max(score, key=lambda s: (score[s], cheaper(s)))
     margins = {
         label: {
-            f: paired_margin(cell["per_query"][chosen][f], cell["per_query"]["0"][f], seed=SEED)
+            f: paired_margin(cell["per_query"][chosen][f], cell["per_query"][base][f], seed=SEED)
             for f in FIGURES
         }
         for label, cell in report["cells"].items()
         if cell["split"] == "test"
     }
-    return {"means": means, "dev_score": score, "chosen": chosen, "test_margins": margins}
+    return {
+        "means": means,
+        "dev_score": score,
+        "chosen": chosen,
+        "base": base,
+        "test_margins": margins,
+    }
+
+
+def summarise(report: dict[str, Any]) -> dict[str, Any]:
+    """Means per cell and weight, the weight chosen on dev (ties to the smallest), and its
+    test margins against no server signal."""
+    return summary_of(report, "0", lambda weight: -float(weight))
 
 
 def markdown(report: dict[str, Any]) -> str:
