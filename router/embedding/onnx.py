@@ -39,7 +39,7 @@ from router.core.errors import EmbeddingError
 from router.core.memory import release_free_memory
 from router.embedding.base import Vectors
 from router.embedding.manifest import ModelSpec, locate
-from router.embedding.sessions import transformer_session
+from router.embedding.sessions import transformer_inputs, transformer_session
 
 logger = logging.getLogger(__name__)
 
@@ -178,12 +178,7 @@ class OnnxEmbedder:
             )
         except Exception as exc:  # onnxruntime and onnx raise their own untyped errors
             raise EmbeddingError(f"cannot load model {self._spec.id!r}: {exc}") from exc
-        inputs = {i.name for i in session.get_inputs()}
-        if not {"input_ids", "attention_mask"} <= inputs:
-            raise EmbeddingError(
-                f"model {self._spec.id!r}: {model_file} takes {sorted(inputs)}, not a "
-                "transformer's input_ids and attention_mask"
-            )
+        inputs = transformer_inputs(session, f"model {self._spec.id!r}: {model_file}")
         width = session.get_outputs()[0].shape[-1]
         expected = self._spec.dimension
         if expected is not None and isinstance(width, int) and width != expected:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from router.core.errors import EmbeddingError
 from router.embedding.int8_graph import int8_model
 
 
@@ -39,3 +40,14 @@ def transformer_session(
             sess_options=options,
             providers=["CPUExecutionProvider"],
         )
+
+
+def transformer_inputs(session: Any, what: str) -> set[str]:
+    """The session's input names, which must hold a transformer's `input_ids` and
+    `attention_mask`; `what` names the model in the error."""
+    inputs = {i.name for i in session.get_inputs()}
+    if not {"input_ids", "attention_mask"} <= inputs:
+        raise EmbeddingError(
+            f"{what} takes {sorted(inputs)}, not a transformer's input_ids and attention_mask"
+        )
+    return inputs

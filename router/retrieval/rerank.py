@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from router.core.errors import EmbeddingError
 from router.embedding.onnx import embedding_threads, file_sha256
-from router.embedding.sessions import transformer_session
+from router.embedding.sessions import transformer_inputs, transformer_session
 from router.retrieval.types import ScoredTool
 
 MODEL_FILE = "model.onnx"
@@ -128,12 +128,7 @@ class Reranker:
             )
         except Exception as exc:  # onnxruntime and onnx raise their own untyped errors
             raise EmbeddingError(f"cannot load reranker {self.directory}: {exc}") from exc
-        inputs = {i.name for i in session.get_inputs()}
-        if not {"input_ids", "attention_mask"} <= inputs:
-            raise EmbeddingError(
-                f"reranker {self.directory}: {MODEL_FILE} takes {sorted(inputs)}, not a "
-                "transformer's input_ids and attention_mask"
-            )
+        inputs = transformer_inputs(session, f"reranker {self.directory}: {MODEL_FILE}")
         self._wants_token_types = "token_type_ids" in inputs
         pad = tokenizer.token_to_id("[PAD]")
         self._pad_id = 0 if pad is None else int(pad)
