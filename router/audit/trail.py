@@ -46,6 +46,7 @@ class AuditTrail:
         max_bytes: int = 64 << 20,
         keep: int = 10,
         replica: str | None = None,
+        fields: tuple[str, ...] = (),
     ) -> None:
         if max_bytes < 1 or keep < 0:
             raise ValueError("max_bytes must be positive and keep not negative")
@@ -58,7 +59,7 @@ class AuditTrail:
         self.failures = 0
         """Writes that failed, for `/metrics`."""
         self.written = 0
-        self.fields: tuple[str, ...] = ()
+        self.fields = fields
         """Argument names recorded in clear (`router.audit.fields`)."""
         self.on_write: Callable[[bool], None] = lambda ok: None
         """Told of each write, whether it succeeded (`/metrics`)."""

@@ -59,8 +59,8 @@ def trail_for(config: RouterConfig) -> AuditTrail | None:
         required=section.required,
         max_bytes=int(section.max_mib * (1 << 20)),
         keep=section.keep,
+        fields=tuple(section.fields),
     )
-    trail.fields = tuple(section.fields)
     if section.otel:
         export_audit_logs()
     return trail
