@@ -42,11 +42,11 @@ from tests.test_upstream_auth import (
     WHOAMI,
     Setup,
     Upstream,
-    _start_upstream,
     assert_no_secret,
     login,
     router_setup,
     serving,
+    start_upstream,
     until_tools,
 )
 
@@ -64,13 +64,13 @@ def postgres() -> Iterator[Postgres]:
 @pytest.fixture(scope="module")
 def lasting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     """Access tokens that outlive the test."""
-    yield from _start_upstream(tmp_path_factory.mktemp("lasting"), 3600)
+    yield from start_upstream(tmp_path_factory.mktemp("lasting"), 3600)
 
 
 @pytest.fixture(scope="module")
 def rotating(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     """Access tokens of `SHORT_LIFETIME` seconds; each refresh token is taken once."""
-    yield from _start_upstream(tmp_path_factory.mktemp("rotating"), SHORT_LIFETIME)
+    yield from start_upstream(tmp_path_factory.mktemp("rotating"), SHORT_LIFETIME)
 
 
 @pytest.fixture

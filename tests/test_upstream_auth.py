@@ -78,7 +78,8 @@ class Upstream:
             answer.raise_for_status()
 
 
-def _start_upstream(folder: Path, token_lifetime: int) -> Iterator[Upstream]:
+def start_upstream(folder: Path, token_lifetime: int, *options: str) -> Iterator[Upstream]:
+    """`oauth_protected` running, with its command-line `options` (`--login`)."""
     log = folder / "oauth_protected.log"
     with log.open("ab") as errors:
         process = subprocess.Popen(
@@ -88,6 +89,7 @@ def _start_upstream(folder: Path, token_lifetime: int) -> Iterator[Upstream]:
                 "tests.upstreams.oauth_protected",
                 "--token-lifetime",
                 str(token_lifetime),
+                *options,
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -115,13 +117,13 @@ def _start_upstream(folder: Path, token_lifetime: int) -> Iterator[Upstream]:
 @pytest.fixture(scope="module")
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     """Access tokens that outlive every test: nothing here refreshes."""
-    yield from _start_upstream(tmp_path_factory.mktemp("upstream"), 3600)
+    yield from start_upstream(tmp_path_factory.mktemp("upstream"), 3600)
 
 
 @pytest.fixture(scope="module")
 def short_lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
     """Access tokens of `SHORT_LIFETIME` seconds, for refresh."""
-    yield from _start_upstream(tmp_path_factory.mktemp("short_lived"), SHORT_LIFETIME)
+    yield from start_upstream(tmp_path_factory.mktemp("short_lived"), SHORT_LIFETIME)
 
 
 # -- the router's CLI and its credentials file -----------------------------------------------

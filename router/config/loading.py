@@ -131,8 +131,8 @@ def _decode_toml(file: Path, text: str) -> Any:
 
 
 def _resolve_paths(config: RouterConfig, base: Path, source: Path | None) -> RouterConfig:
-    """Relative `cwd`, `cache_dir` and `command` paths are relative to the config file, as a
-    reader expects (not to the server's `cwd`)."""
+    """Relative `cwd`, `cache_dir`, `secrets_key.file` and `command` paths are relative to
+    the config file, as a reader expects (not to the server's `cwd`)."""
 
     def resolve(path: Path | None) -> Path | None:
         if path is None:
@@ -148,7 +148,11 @@ def _resolve_paths(config: RouterConfig, base: Path, source: Path | None) -> Rou
                 update["cwd"] = resolve(server.cwd)
             server = server.model_copy(update=update)
         servers[name] = server
-    router = config.router.model_copy(update={"cache_dir": resolve(config.router.cache_dir)})
+    changes: dict[str, Any] = {"cache_dir": resolve(config.router.cache_dir)}
+    key = config.router.secrets_key
+    if key is not None and key.file is not None:
+        changes["secrets_key"] = key.model_copy(update={"file": resolve(key.file)})
+    router = config.router.model_copy(update=changes)
     return config.model_copy(update={"servers": servers, "router": router, "source": source})
 
 

@@ -4,8 +4,11 @@ Claude Code's own fields read as they are (`clientId`, `callbackPort`, `scopes` 
 space-separated string, `authServerMetadataUrl`); the router adds `clientSecret`,
 `clientMetadataUrl` (a Client ID Metadata Document), `tokenEndpointAuthMethod`, and
 `grant: "client_credentials"` with `clientSecret` or `privateKey` for machine-to-machine
-upstreams. Secrets are `SecretStr` and usually `${VAR}`. A remote entry without the section
-still signs in when its server asks (a 401): discovery, then a CIMD or dynamic registration.
+upstreams, `perUser: true` for a sign-in per principal at the front, and
+`grant: "token-exchange"` (RFC 8693: the caller's own access token exchanged at the front's
+issuer for one whose audience is the upstream; per principal too). Secrets are `SecretStr`
+and usually `${VAR}`. A remote entry without the section still signs in when its server asks
+(a 401): discovery, then a CIMD or dynamic registration.
 """
 
 from __future__ import annotations
@@ -49,7 +52,16 @@ class OAuthSettings(BaseModel):
     ) = None
     """How a pre-registered client authenticates at the token endpoint (default: basic
     with a secret, none without)."""
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    grant: Literal["authorization_code", "client_credentials", "token-exchange"] = (
+        "authorization_code"
+    )
+    per_user: bool = False
+    """Each principal at the front signs in to this upstream itself, and its calls carry
+    that principal's own token (`router.upstream.personal`); needs `router.http.oauth`."""
+    token_endpoint: str | None = None
+    """Token exchange: where to exchange (default: the front issuer's metadata says)."""
+    audience: str | None = None
+    """Token exchange: the audience asked for (default: the upstream's URL, its resource)."""
     private_key: ExpandedSecret | None = Field(default=None, repr=False)
     """Client credentials with `private_key_jwt`: the PEM key that signs the assertion."""
     signing_algorithm: str = "ES256"
@@ -73,8 +85,32 @@ class OAuthSettings(BaseModel):
             )
         return value
 
+    @field_validator("token_endpoint")
+    @classmethod
+    def _exchange_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not may_carry_tokens(value):
+            raise PydanticCustomError(
+                "oauth_url",
+                "tokenEndpoint '{value}' must be an https URL (plain http only on loopback)",
+                {"value": value},
+            )
+        return value
+
     @model_validator(mode="after")
     def _grant_needs(self) -> OAuthSettings:
+        if self.grant == "token-exchange" and self.client_id is None:
+            raise PydanticCustomError(
+                "oauth_grant",
+                "grant token-exchange needs clientId: the router's own client at the issuer",
+                {},
+            )
+        if self.grant == "client_credentials" and self.per_user:
+            raise PydanticCustomError(
+                "oauth_grant",
+                "perUser does not go with grant client_credentials, which signs in as the "
+                "router itself",
+                {},
+            )
         if self.grant == "client_credentials":
             if self.client_id is None:
                 raise PydanticCustomError(
@@ -91,6 +127,11 @@ class OAuthSettings(BaseModel):
                 "oauth_grant", "privateKey is for grant client_credentials only", {}
             )
         return self
+
+    @property
+    def personal(self) -> bool:
+        """Whether each principal has its own credentials here (token exchange always)."""
+        return self.per_user or self.grant == "token-exchange"
 
     @property
     def scope(self) -> str | None:

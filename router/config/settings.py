@@ -33,6 +33,8 @@ from router.config.defaults import (
 )
 from router.config.fields import ExpandedText, Pattern
 from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Operators, Profile
+from router.config.oauth import OAuthSettings
+from router.config.personal import PersonalSettings, SecretsKey
 from router.config.quotas import Quota
 from router.config.servers import (
     EffectiveTimeouts,
@@ -193,6 +195,10 @@ class RouterSettings(BaseModel):
     `default` for everyone else; `calls_per_minute` shared by every replica of a store."""
     audit: AuditSettings | None = None
     """The audit trail (`router.config.audit`); unset: none is kept."""
+    secrets_key: SecretsKey | None = None
+    """Where the key that encrypts per-user credentials comes from (`router.config.personal`)."""
+    personal: PersonalSettings = Field(default_factory=PersonalSettings)
+    """Bounds on per-principal upstream connections (`router.config.personal`)."""
     rerank: bool = False
     """Re-score each search's first tools with the shipped cross-encoder
     (`router.retrieval.rerank`; N and its weight were chosen on the dev halves). Off by
@@ -283,6 +289,27 @@ class RouterConfig(BaseModel):
                 raise ConfigError(
                     f"router.disabled[{index}]: '{name}' is not a server in mcpServers "
                     f"(known: {known}). Fix: correct the name or remove it."
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _personal_needs_identities(self) -> RouterConfig:
+        for name, server in self.servers.items():
+            oauth = getattr(server, "oauth", None)
+            if not isinstance(oauth, OAuthSettings) or not oauth.personal:
+                continue
+            field = "perUser" if oauth.per_user else "grant"
+            if self.router.http.oauth is None:
+                raise ConfigError(
+                    f"mcpServers.{name}.oauth.{field}: a sign-in per user needs identities at "
+                    "the front, and none are configured. Fix: set router.http.oauth (and serve "
+                    "with --http), or remove the setting to sign in once for everyone."
+                )
+            if self.router.store is not None and self.router.secrets_key is None:
+                raise ConfigError(
+                    f"mcpServers.{name}.oauth.{field}: with router.store every replica must "
+                    "decrypt the same credentials, and router.secrets_key is not set. Fix: "
+                    'set router.secrets_key to {"env": "VAR"} or {"file": "PATH"}.'
                 )
         return self
 

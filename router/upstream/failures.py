@@ -15,6 +15,7 @@ string is where API keys live) and no bearer credential an upstream echoes back.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -79,6 +80,17 @@ async def send_mapped(
     if clock is not None and clock.progressed:
         raise UpstreamTimeout(upstream, clock.why(what))
     raise UpstreamTimeout(upstream, f"{what}: no answer within {limit:g}s")
+
+
+def push_back(scope: anyio.CancelScope) -> Callable[[float], None]:
+    """`extend(seconds)`: `scope`'s deadline no sooner than `seconds` from then (a person
+    signing in during a connection attempt, which its connect timeout is not meant to cut)."""
+
+    def extend(seconds: float) -> None:
+        if scope.deadline != math.inf:
+            scope.deadline = max(scope.deadline, anyio.current_time() + seconds)
+
+    return extend
 
 
 class ProgressClock:

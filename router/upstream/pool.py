@@ -36,6 +36,8 @@ from router.upstream.connection.rounds import call_tool_round, get_prompt_round,
 from router.upstream.connection.twins import HandshakeTwins
 from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.listing.filtering import ToolFilter
+from router.upstream.personal.building import PersonalBuilder
+from router.upstream.personal.pending import PendingSignIns
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
 
@@ -67,13 +69,15 @@ class UpstreamPool:
         era: HostEra | None = None,
         listings: ListingCache | None = None,
         credentials: Records | None = None,
+        sign_ins: PendingSignIns | None = None,
         eager: bool = False,
     ) -> None:
         """`host` relays what upstreams ask of the host (sampling, elicitation, roots);
         without it the router advertises none of those capabilities to its upstreams.
         `listings` keeps each upstream's listing; without it every upstream is eager, as it
         is with `eager` (`inspect`, which checks them all). `credentials` holds remote
-        upstreams' OAuth tokens (the shared store's records; None: the cache folder's)."""
+        upstreams' OAuth tokens (the shared store's records; None: the cache folder's);
+        `sign_ins` takes per-user sign-ins back from the front (`router.upstream.personal`)."""
         if memory is None:
             cache_dir = config.router.cache_dir
             memory = ProtocolMemory(cache_dir / PROTOCOL_MEMORY_FILE if cache_dir else None)
@@ -87,6 +91,8 @@ class UpstreamPool:
         self._listings = listings
         self._credentials = credentials
         self._eager = eager
+        self.sign_ins = sign_ins or PendingSignIns(credentials)
+        self._personal = PersonalBuilder(self.sign_ins, credentials)
         self._upstreams: dict[str, Upstream] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._stopping: dict[str, Upstream] = {}
@@ -146,7 +152,11 @@ class UpstreamPool:
 
         def read() -> dict[str, CachedListing | None]:
             assert listings is not None
-            return {n: listings.load(n, servers[n]) for n in names if start[n] != "eager"}
+            return {
+                n: listings.load(n, servers[n])
+                for n in names
+                if start[n] != "eager" or self._personal.applies(servers[n])
+            }
 
         cached = await anyio.to_thread.run_sync(read) if listings is not None else {}
         made = {}
@@ -167,6 +177,23 @@ class UpstreamPool:
         cached: CachedListing | None,
     ) -> Upstream:
         credentials_dir = config.router.cache_dir or default_cache_dir()
+        if self._personal.applies(server):
+            assert isinstance(server, RemoteServer)
+            options = {
+                "timeouts": config.timeouts_for(name),
+                "tool_filter": ToolFilter.for_server(config, name),
+                **{"memory": self._memory, "backoff": self._backoff, "host": self._host},
+                **{"era": self._era, "listings": self._listings},
+            }
+            return self._personal.build(
+                config,
+                name,
+                server,
+                cached,
+                options,
+                on_tools=self._on_tools_changed,
+                on_status_changed=self._on_status_changed,
+            )
         return Upstream(
             name,
             server,

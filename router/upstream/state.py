@@ -55,6 +55,8 @@ class UpstreamStatus:
     connection of this process; None before any."""
     from_cache: bool = False
     """The listing held is the cache folder's: the server has not run in this process."""
+    principals: int | None = None
+    """A per-user upstream's connections open now, one per principal (a count: no names)."""
 
     @property
     def healthy(self) -> bool:

@@ -29,7 +29,7 @@ from router.config import EffectiveTimeouts, RemoteServer, StdioServer
 from router.core.catalog import ToolSpec
 from router.core.changes import Changes
 from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
-from router.upstream.auth.upstreams import UpstreamAuth
+from router.upstream.auth.upstreams import ConnectionAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.connection.capabilities import carry_host_capabilities
 from router.upstream.connection.eras import HostEra
@@ -50,6 +50,7 @@ from router.upstream.failures import (
     connect_timeout,
     describe,
     is_protocol_failure,
+    push_back,
     send_mapped,
     sign_in_needed,
 )
@@ -91,7 +92,7 @@ class Upstream:
         memory: ProtocolMemory | None = None,
         backoff: BackoffPolicy | None = None,
         host: HostRequests | None = None,
-        auth: UpstreamAuth | None = None,
+        auth: ConnectionAuth | None = None,
         era: HostEra | None = None,
         lazy: bool = False,
         cached: CachedListing | None = None,
@@ -364,11 +365,11 @@ class Upstream:
             adopt=self._relisted,
             publish_tools=self._publish_tools,
         )
-        auth = None
-        if self.auth is not None:
-            auth = await self.auth.for_connection(self._host, lambda: self._client is not None)
-        began = anyio.current_time()
-        phase = "handshake"
+        began, phase, auth = anyio.current_time(), "handshake", None
+        deadline = anyio.CancelScope(deadline=began + self.timeouts.connect)
+        if self.auth is not None:  # a person signing in pushes the deadline back
+            connected = lambda: self._client is not None  # noqa: E731
+            auth = await self.auth.for_connection(self._host, connected, push_back(deadline))
         client = Client(
             open_transport(self.name, self.server, ended, self._stderr, auth),
             mode=mode,
@@ -381,7 +382,6 @@ class Upstream:
             log_level="debug" if self._host is not None else None,
             **self._host_callbacks,
         )
-        deadline = anyio.CancelScope(deadline=began + self.timeouts.connect)
         try:
             with deadline:
                 async with client:

@@ -9,17 +9,25 @@ issues access tokens that live `--token-lifetime` seconds (taken up to `CLOCK_LE
 longer), so refresh can be tested. The MCP endpoint is `/mcp`; the authorization server's
 endpoints are the SDK's (`/register`, `/authorize`, `/token`, the metadata documents).
 
-Tools: `whoami()` (the client and scopes of the token the call came with) and
-`get_forecast(city, days)`.
+Tools: `whoami()` (the client and scopes of the token the call came with),
+`get_forecast(city, days)` and `my_notes()` (the notes of the person the token was issued
+to).
+
+With `--login` the authorize endpoint does not approve at once: it sends the browser to
+`/login?request=ID`, a page asking who signs in, and `GET /login?request=ID&user=NAME`
+approves for NAME, as a person typing their name would; tokens then carry that subject.
 
 Not part of the MCP server, for the tests only (no token needed, loopback only):
 `GET /control/stats` counts what the authorization server did (registrations,
 authorizations, code and refresh grants, refused refreshes, rejected tokens);
 `POST /control/revoke?what=refresh|all` forgets every refresh token (or every token), as an
-administrator revoking a grant would. Each grant is also logged on stderr, never a token.
+administrator revoking a grant would; `GET /control/calls` lists each tool call with its
+token's subject and the first 16 hex digits of its token's sha256, and `GET /control/tokens`
+maps those digits to the subject each access token was issued to. Each grant is also logged
+on stderr, never a token.
 
     python -m tests.upstreams.oauth_protected [--port 0] [--token-lifetime 3600]
-        [--scopes notes:read ...]
+        [--scopes notes:read ...] [--login]
 
 prints `http://127.0.0.1:PORT/mcp` on stdout once it accepts connections.
 """
@@ -27,6 +35,7 @@ prints `http://127.0.0.1:PORT/mcp` on stdout once it accepts connections.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import secrets
 import socket
 import sys
@@ -49,7 +58,7 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 DEFAULT_SCOPES = ["notes:read"]
 CODE_LIFETIME = 300
@@ -68,9 +77,14 @@ class MemoryAuthorizationServer(
 ):
     """Everything in dictionaries; a restart forgets every client and token."""
 
-    def __init__(self, token_lifetime: int, resource: str) -> None:
+    def __init__(self, token_lifetime: int, resource: str, *, login: bool = False) -> None:
         self.token_lifetime = token_lifetime
         self.resource = resource
+        self.login = login
+        self.waiting: dict[str, tuple[OAuthClientInformationFull, AuthorizationParams]] = {}
+        self.issued: dict[str, str] = {}
+        """Access tokens' digests -> the subject each was issued to."""
+        self.calls: list[dict[str, str]] = []
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access_tokens: dict[str, AccessToken] = {}
@@ -89,7 +103,17 @@ class MemoryAuthorizationServer(
     async def authorize(
         self, client: OAuthClientInformationFull, params: AuthorizationParams
     ) -> str:
-        """Approve at once: the redirect a person's "allow" would lead to."""
+        """Approve at once (the redirect a person's "allow" would lead to), or with
+        `login`, send the browser to the page that asks who signs in."""
+        if self.login:
+            request = secrets.token_urlsafe(16)
+            self.waiting[request] = (client, params)
+            return f"{self.resource.removesuffix('/mcp')}/login?request={request}"
+        return self.approve(client, params, "test-user")
+
+    def approve(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams, subject: str
+    ) -> str:
         code = secrets.token_urlsafe(32)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -100,7 +124,7 @@ class MemoryAuthorizationServer(
             redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
             resource=params.resource,
-            subject="test-user",
+            subject=subject,
         )
         self.counts["authorizations"] += 1
         _say(f"authorized client {client.client_id}")
@@ -151,6 +175,7 @@ class MemoryAuthorizationServer(
         self, client_id: str, scopes: list[str], resource: str | None, subject: str | None
     ) -> OAuthToken:
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        self.issued[digest(access)] = subject or ""
         self.access_tokens[access] = AccessToken(
             token=access,
             client_id=client_id,
@@ -194,9 +219,13 @@ class MemoryAuthorizationServer(
         _say(f"revoked every {'token' if what == 'all' else 'refresh token'}")
 
 
-def build(port: int, token_lifetime: int, scopes: list[str]) -> MCPServer:
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def build(port: int, token_lifetime: int, scopes: list[str], login: bool = False) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
-    provider = MemoryAuthorizationServer(token_lifetime, f"{base}/mcp")
+    provider = MemoryAuthorizationServer(token_lifetime, f"{base}/mcp", login=login)
     app = MCPServer(
         "oauth-protected",
         auth_server_provider=provider,
@@ -223,6 +252,20 @@ def build(port: int, token_lifetime: int, scopes: list[str]) -> MCPServer:
             return "anonymous"
         return f"client {token.client_id} with scopes {' '.join(token.scopes) or 'none'}"
 
+    def noted(tool: str) -> str:
+        token = get_access_token()
+        subject = (token.subject or "") if token else ""
+        provider.calls.append(
+            {"tool": tool, "subject": subject, "token": digest(token.token) if token else ""}
+        )
+        return subject
+
+    @app.tool()
+    async def my_notes() -> str:
+        """Read the notes of the signed-in person."""
+        subject = noted("my_notes")
+        return f"notes of {subject}: buy milk" if subject else "no one is signed in"
+
     @app.tool()
     async def get_forecast(city: str, days: int = 3) -> str:
         """Get the weather forecast for a city for the next days."""
@@ -230,6 +273,22 @@ def build(port: int, token_lifetime: int, scopes: list[str]) -> MCPServer:
 
     async def stats(request: Request) -> Response:
         return JSONResponse(dict(provider.counts))
+
+    async def calls(request: Request) -> Response:
+        return JSONResponse(provider.calls)
+
+    async def tokens(request: Request) -> Response:
+        return JSONResponse(provider.issued)
+
+    async def login_page(request: Request) -> Response:
+        waiting = provider.waiting.get(request.query_params.get("request", ""))
+        if waiting is None:
+            return Response("unknown sign-in request", status_code=400)
+        user = request.query_params.get("user")
+        if not user:
+            return Response("<form><input name=user></form>", media_type="text/html")
+        del provider.waiting[request.query_params["request"]]
+        return RedirectResponse(provider.approve(*waiting, user), status_code=302)
 
     async def revoke(request: Request) -> Response:
         what = request.query_params.get("what", "refresh")
@@ -242,17 +301,20 @@ def build(port: int, token_lifetime: int, scopes: list[str]) -> MCPServer:
     # decorators: `custom_route` is unannotated, and would make the handlers untyped).
     app.custom_route("/control/stats", methods=["GET"])(stats)
     app.custom_route("/control/revoke", methods=["POST"])(revoke)
+    app.custom_route("/control/calls", methods=["GET"])(calls)
+    app.custom_route("/control/tokens", methods=["GET"])(tokens)
+    app.custom_route("/login", methods=["GET"])(login_page)
 
     return app
 
 
-async def serve(port: int, token_lifetime: int, scopes: list[str]) -> None:
+async def serve(port: int, token_lifetime: int, scopes: list[str], login: bool) -> None:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
     bound: int = sock.getsockname()[1]
-    app = build(bound, token_lifetime, scopes).streamable_http_app(host="127.0.0.1")
+    app = build(bound, token_lifetime, scopes, login).streamable_http_app(host="127.0.0.1")
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, ws="none", timeout_graceful_shutdown=1
     )
@@ -269,9 +331,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scopes", nargs="+", default=DEFAULT_SCOPES, help="the scopes the MCP endpoint requires"
     )
+    parser.add_argument(
+        "--login", action="store_true", help="ask who signs in instead of approving at once"
+    )
     options = parser.parse_args(argv)
     try:
-        anyio.run(serve, options.port, options.token_lifetime, options.scopes)
+        anyio.run(serve, options.port, options.token_lifetime, options.scopes, options.login)
     except KeyboardInterrupt:
         sys.exit(0)
 

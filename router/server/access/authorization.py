@@ -30,11 +30,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
 
 from router.policy.profiles import EVERYTHING, Principal, View
+from router.upstream.personal.acting import Acting, acting_as, enter_acting
 
 if TYPE_CHECKING:
     from router.server.access.visibility import Visibility
@@ -84,6 +86,7 @@ UNGUARDED_ROUTES: Mapping[str, Literal["mcp", "open"]] = {
     "/playground/playground.js": "open",
     "/playground/playground.css": "open",
     "/playground/favicon.svg": "open",
+    "/oauth/callback": "open",
     "/.well-known/oauth-protected-resource": "open",
     "/.well-known/oauth-protected-resource/mcp": "open",
     "/openapi.json": "open",
@@ -131,6 +134,18 @@ def current_access() -> Access:
 def enter(access: Access) -> None:
     """Set `access` for the rest of the current context (a REST request's own task)."""
     _ACCESS.set(access)
+    enter_acting(acting_of(access.principal))
+
+
+def acting_of(principal: Principal | None) -> Acting | None:
+    """On whose behalf per-user upstreams are reached (`router.upstream.personal`): the
+    principal, with the access token it came with."""
+    if principal is None:
+        return None
+    token = get_access_token()
+    return Acting(
+        principal.key, principal.subject, principal.issuer, token.token if token else None
+    )
 
 
 def access_for(visibility: Visibility, *, operator_token: bool = False) -> Access:
@@ -160,8 +175,10 @@ async def authorize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) ->
             return None  # a notification is never answered: dropped
         raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
     visibility: Visibility = ctx.lifespan_context.settings.visibility  # the RouterState's
-    token = _ACCESS.set(access_for(visibility))
+    access = access_for(visibility)
+    token = _ACCESS.set(access)
     try:
-        return await call_next(ctx)
+        with acting_as(acting_of(access.principal)):
+            return await call_next(ctx)
     finally:
         _ACCESS.reset(token)

@@ -35,7 +35,9 @@ from router.server.http.playground import PUBLIC_PATHS, playground_routes
 from router.server.http.rest import api
 from router.server.http.routing import ListCosts
 from router.server.http.search import search_api
+from router.server.http.sign_in_callback import sign_in_routes
 from router.server.lifecycle.app import build_server, router_state
+from router.upstream.personal.pending import CALLBACK_ROUTE
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +94,9 @@ def create_app(
     app.include_router(metrics_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
-    public = PUBLIC_PATHS | {"/healthz"}  # its detail needs a credential; its status not
+    app.router.routes.extend(sign_in_routes())
+    # /healthz's detail needs a credential, its status not; a sign-in's browser has none
+    public = PUBLIC_PATHS | {"/healthz", CALLBACK_ROUTE}
     if policy.tokens is not None:  # clients read where to get a token before they have one
         app.router.routes.extend(metadata_routes(policy.tokens.settings))
         public = public | metadata_paths(policy.tokens.settings)

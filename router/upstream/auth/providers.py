@@ -92,15 +92,32 @@ class _ConfiguredClient:
         await self._files.set_client_info(client_info)
 
 
+class _SharedClient(_ConfiguredClient):
+    """A per-user record's storage: the principal's own tokens, and the one client this
+    router registered for the upstream (`client`), which every principal signs in through."""
+
+    def __init__(self, files: TokenFiles, client: TokenFiles) -> None:
+        self._files = files
+        self._client_files = client
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return await self._client_files.get_client_info()
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._client_files.set_client_info(client_info)
+
+
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """Where the authorization server sends the browser back: the loopback port."""
+    """Where the authorization server sends the browser back: the loopback port, or the
+    router's own front (`/oauth/callback`, a per-user sign-in) when `front` is set."""
 
     port: int
+    front: str | None = None
 
     @property
     def uri(self) -> str:
-        return redirect_uri(self.port)
+        return self.front or redirect_uri(self.port)
 
 
 async def callback_port(server: RemoteServer, files: TokenFiles) -> int:
@@ -126,9 +143,11 @@ def upstream_auth(
     files: TokenFiles,
     sign_in: SignIn,
     redirect: Redirect,
+    client_files: TokenFiles | None = None,
 ) -> httpx2.Auth | None:
     """The auth flow for `server`'s HTTP client; None where tokens must not be sent. Its
-    refreshes take the credentials record's lock (`SharedRefresh`)."""
+    refreshes take the credentials record's lock (`SharedRefresh`). `client_files`: where
+    the registered client is kept when it is not `files` (a per-user record's)."""
     if has_static_authorization(server) or not may_carry_tokens(server.url):
         return None
     _quiet_sdk_flow_log()
@@ -138,7 +157,9 @@ def upstream_auth(
     method = oauth.token_endpoint_auth_method or (
         "client_secret_basic" if oauth.client_secret else "none"
     )
-    storage: TokenFiles | _ConfiguredClient = files
+    storage: TokenFiles | _ConfiguredClient = (
+        files if client_files is None else _SharedClient(files, client_files)
+    )
     secret = oauth.client_secret.get_secret_value() if oauth.client_secret else None
     if oauth.client_id is not None:
         storage = _ConfiguredClient(

@@ -35,7 +35,7 @@ import anyio.to_thread
 import httpx2
 
 from router.store.records import Held
-from router.upstream.auth.storage import AUTH_FOLDER, TokenFiles, expires_at, tokens_of
+from router.upstream.auth.storage import TokenFiles, expires_at, tokens_of
 
 REUSE_MARGIN = 1.0
 """Seconds a token another process stored must still be valid for to be used instead of
@@ -113,7 +113,7 @@ class SharedRefresh(httpx2.Auth):
     async def _locked(self) -> AsyncIterator[Held]:
         """The record's lock, taken and released in worker threads, whatever is cancelled
         meanwhile (a lock taken and never released would hold every replica up)."""
-        manager = self._files.records.locked(AUTH_FOLDER, self._files.key)
+        manager = self._files.records.locked(self._files.kind, self._files.key)
         with anyio.CancelScope(shield=True):
             record = await anyio.to_thread.run_sync(manager.__enter__)
         try:

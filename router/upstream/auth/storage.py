@@ -102,18 +102,29 @@ class TokenFiles:
     """The SDK's `TokenStorage` for one upstream resource, backed by its credentials record:
     the cache folder's file, or the shared store's row where `records` is the store's."""
 
-    def __init__(self, cache_dir: Path, resource: str, records: Records | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path,
+        resource: str,
+        records: Records | None = None,
+        *,
+        kind: str = AUTH_FOLDER,
+        owner: str | None = None,
+    ) -> None:
+        """`kind` and `owner`: a per-user record (`router.upstream.personal`) is its own kind,
+        keyed by the resource and its principal, and is never filled from the cache folder."""
         self.resource = resource
-        self.key = record_key(resource)
+        self.kind = kind
+        self.key = record_key(resource if owner is None else f"{resource}\x1e{owner}")
         self.path = credentials_file(cache_dir, resource)
         """The cache folder's file (with a store: only what fills the store once)."""
         files = FileRecords(cache_dir)
         self.records: Records = records if records is not None else files
-        self._seed = files if self.records.shared else None
+        self._seed = files if self.records.shared and owner is None else None
 
     @property
     def where(self) -> str:
-        return f"{self.records.where} ({AUTH_FOLDER}/{self.key})"
+        return f"{self.records.where} ({self.kind}/{self.key})"
 
     # -- blocking: in a worker thread --------------------------------------------------------
 
@@ -122,7 +133,7 @@ class TokenFiles:
         held = self._held()
         if held is not None:
             return _parse(held.get(), self.where)
-        raw = self.records.get(AUTH_FOLDER, self.key)
+        raw = self.records.get(self.kind, self.key)
         if raw is None and self._seed is not None and self.path.exists():
             return self.change(lambda data: None)  # fills the store from the file
         return _parse(raw, self.where)
@@ -132,7 +143,7 @@ class TokenFiles:
         held = self._held()
         if held is not None:
             return self._change(held, edit)
-        with self.records.locked(AUTH_FOLDER, self.key) as locked:
+        with self.records.locked(self.kind, self.key) as locked:
             return self._change(locked, edit)
 
     def _change(self, held: Held, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -223,7 +234,7 @@ class TokenFiles:
         whether there was anything."""
 
         def remove() -> bool:
-            found = self.records.delete(AUTH_FOLDER, self.key)
+            found = self.records.delete(self.kind, self.key)
             if self._seed is not None:
                 found = self._seed.delete(AUTH_FOLDER, self.key) or found
             return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import httpx2
 
@@ -24,6 +25,22 @@ def login_hint(name: str, config_file: Path | None) -> str:
     """The command that signs `name` in, as a person would type it."""
     where = str(config_file) if config_file is not None else "FILE"
     return f"run `mcp-router auth login {name} --config {where}`"
+
+
+class ConnectionAuth(Protocol):
+    """What an upstream's connection attempts sign in with."""
+
+    hint: str
+    """What a person does to sign in, for the error a call gets when no one has."""
+
+    async def for_connection(
+        self,
+        host: HostRequests | None,
+        connected: Callable[[], bool],
+        extend: Callable[[float], None],
+    ) -> httpx2.Auth | None:
+        """The attempt's auth flow; `extend(seconds)` gives the attempt a sign-in's time."""
+        ...
 
 
 class UpstreamAuth:
@@ -48,7 +65,10 @@ class UpstreamAuth:
         self._last_prompt = [-math.inf]
 
     async def for_connection(
-        self, host: HostRequests | None, connected: Callable[[], bool]
+        self,
+        host: HostRequests | None,
+        connected: Callable[[], bool],
+        extend: Callable[[float], None],
     ) -> httpx2.Auth | None:
         port = await callback_port(self.server, self.files)
         sign_in: SignIn = (

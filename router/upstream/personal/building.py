@@ -1,0 +1,105 @@
+"""How the pool makes a per-user upstream and each principal's connection to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from router.config import RemoteServer, RouterConfig, StdioServer
+from router.embedding.cache import default_cache_dir
+from router.store.records import FileRecords, Records
+from router.store.sealed_records import SealedRecords, Sealer, secrets_key_material
+from router.upstream.listing.cache import CachedListing
+from router.upstream.personal.acting import Acting
+from router.upstream.personal.credentials import PersonalAuth, PersonalPlace, front_callback
+from router.upstream.personal.pending import PendingSignIns
+from router.upstream.personal.upstream import ChildHooks, PersonalUpstream
+from router.upstream.state import UpstreamStatus
+from router.upstream.upstream import ToolsChanged, Upstream
+
+SIGN_IN_HINT = "call one of its tools from a host that can open URLs, and sign in there"
+
+
+def is_personal(server: StdioServer | RemoteServer) -> bool:
+    return isinstance(server, RemoteServer) and server.oauth is not None and server.oauth.personal
+
+
+class PersonalBuilder:
+    """The per-user upstreams of one pool: their sealed records, made once, on first need
+    (a missing or short key is a `ConfigError` then, at start)."""
+
+    def __init__(self, sign_ins: PendingSignIns, credentials: Records | None) -> None:
+        self._sign_ins = sign_ins
+        self._credentials = credentials
+        self._sealed: dict[str, Records] = {}
+
+    def applies(self, server: StdioServer | RemoteServer) -> bool:
+        return is_personal(server)
+
+    def place(self, config: RouterConfig) -> PersonalPlace:
+        cache_dir = config.router.cache_dir or default_cache_dir()
+        key = str(cache_dir)
+        if key not in self._sealed:
+            base = self._credentials if self._credentials is not None else FileRecords(cache_dir)
+            material = secrets_key_material(config.router.secrets_key, cache_dir)
+            self._sealed[key] = SealedRecords(base, Sealer(material))
+        front = config.router.http.oauth
+        redirect = front_callback(config)
+        assert front is not None and redirect is not None  # the config requires identities
+        return PersonalPlace(cache_dir, self._sealed[key], self._sign_ins, redirect, front.issuer)
+
+    def build(
+        self,
+        config: RouterConfig,
+        name: str,
+        server: RemoteServer,
+        cached: CachedListing | None,
+        options: dict[str, Any],
+        *,
+        on_tools: ToolsChanged | None,
+        on_status_changed: Callable[[UpstreamStatus], None] | None,
+    ) -> PersonalUpstream:
+        """`options`: what its principals' connections share with an ordinary upstream."""
+        self.place(config)  # the key is checked at start, not at the first principal's call
+
+        def make_child(acting: Acting, hooks: ChildHooks) -> Upstream:
+            return self.child(config, name, server, acting, hooks, options)
+
+        return PersonalUpstream(
+            name,
+            server,
+            make_child,
+            config.router.personal,
+            SIGN_IN_HINT,
+            on_tools=on_tools,
+            cached=cached,
+            on_status_changed=on_status_changed,
+            **options,
+        )
+
+    def child(
+        self,
+        config: RouterConfig,
+        name: str,
+        server: RemoteServer,
+        acting: Acting,
+        hooks: ChildHooks,
+        options: dict[str, Any],
+    ) -> Upstream:
+        auth = PersonalAuth(
+            name,
+            server,
+            self.place(config),
+            acting,
+            SIGN_IN_HINT,
+            hooks.on_url,
+            hooks.subject_token,
+        )
+        return Upstream(
+            name,
+            server,
+            on_tools_changed=hooks.on_tools,
+            on_status_changed=hooks.on_status,
+            auth=auth,
+            **options,
+        )

@@ -1,0 +1,359 @@
+"""A per-user upstream: one connection per principal that uses it, each with its own token.
+
+`PersonalUpstream` stands in the pool where an `Upstream` would, under the server's name,
+and every request through it (calls, reads, prompts, completions, their 2026-07-28 rounds)
+goes out on the connection of the principal acting now (`router.upstream.personal.acting`),
+never another's; with nobody acting the request is refused. Each principal's connection is
+an ordinary `Upstream` with its own owner task, started on that principal's first request
+and closed after `router.personal.idle_seconds` without one, or when more than
+`max_connections` are open (the least recently used goes).
+
+Signing in happens in the caller's own request. A connection without a token gets an
+authorization URL from the SDK's flow (`FrontSignIn`); the request that waits for it asks its
+host to open it (URL-mode elicitation) and waits, bounded, until the browser has come back
+through the front and the connection is up, then goes on. A host that cannot show URLs gets
+an error naming the link, which stays valid while the attempt waits; a declined sign-in
+closes the attempt.
+
+The index is shared: it holds every tool any principal's connection listed (and, before
+any did, the listing kept in the cache folder), while a call is checked against the
+caller's own listing, so a tool another principal sees but the caller's upstream does not
+offer is not found for the caller. Before anyone has listed at all, the server's one tool is
+`sign_in` (`SIGN_IN_TOOL`): calling it signs the caller in, and the real tools take its place.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
+
+from router.config import RemoteServer
+from router.config.personal import PersonalSettings
+from router.core.catalog import EMPTY_OBJECT_SCHEMA, ToolSpec
+from router.core.changes import Changes
+from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
+from router.upstream.auth.signin import SIGN_IN_TIMEOUT
+from router.upstream.failures import ProgressClock
+from router.upstream.listing.fetch import Listing
+from router.upstream.personal.acting import Acting, current_acting
+from router.upstream.state import UpstreamState, UpstreamStatus
+from router.upstream.upstream import ToolsChanged, Upstream
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+SIGN_IN_TOOL = "sign_in"
+"""The stand-in tool of a per-user upstream whose tools no one has listed yet."""
+
+
+@dataclass(eq=False)
+class _Child:
+    """One principal's connection."""
+
+    acting: Acting
+    changed: Changes = field(default_factory=Changes)
+    upstream: Upstream | None = None
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    last_used: float = 0.0
+    busy: int = 0
+    url: str | None = None
+    """The authorization URL a person must open now, if the connection waits for one."""
+    link_only: str | None = None
+    """The URL the caller's host could not show: later calls name it too."""
+    tools: tuple[ToolSpec, ...] | None = None
+    """Its own listing, once it has listed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildHooks:
+    """What a principal's connection tells its per-user upstream."""
+
+    on_url: Callable[[str | None], None]
+    on_tools: ToolsChanged
+    on_status: Callable[[UpstreamStatus], None]
+    subject_token: Callable[[], str | None]
+
+
+MakeChild = Callable[[Acting, ChildHooks], Upstream]
+
+
+class PersonalUpstream(Upstream):
+    """A per-user remote upstream (`oauth.perUser`, or `grant: token-exchange`)."""
+
+    def __init__(
+        self,
+        name: str,
+        server: RemoteServer,
+        make_child: MakeChild,
+        settings: PersonalSettings,
+        hint: str,
+        *,
+        on_tools: ToolsChanged | None = None,
+        **upstream: object,
+    ) -> None:
+        super().__init__(name, server, lazy=True, **upstream)  # type: ignore[arg-type]
+        self._make_child = make_child
+        self._settings = settings
+        self._hint = hint
+        self._on_tools = on_tools
+        self._children: OrderedDict[str, _Child] = OrderedDict()
+        self._group: anyio.abc.TaskGroup | None = None
+        self._running = anyio.Event()
+        self._union: tuple[ToolSpec, ...] | None = None
+
+    # -- what the server layer reads -------------------------------------------------
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        if self._union is not None:
+            return self._union
+        return super().tools or (self._stand_in,)
+
+    @property
+    def _stand_in(self) -> ToolSpec:
+        return ToolSpec(
+            self.name,
+            SIGN_IN_TOOL,
+            f"Sign in to {self.name} as yourself, in a browser page the host opens; "
+            f"{self.name}'s own tools are listed once you have.",
+            EMPTY_OBJECT_SCHEMA,
+            server_description=self.server.description,
+        )
+
+    @property
+    def listing(self) -> Listing:
+        """The acting principal's own listing where its connection has one."""
+        acting = current_acting()
+        child = self._children.get(acting.key) if acting is not None else None
+        if child is not None and child.upstream is not None and child.tools is not None:
+            return child.upstream.listing
+        return super().listing
+
+    @property
+    def status(self) -> UpstreamStatus:
+        base = super().status
+        ups = [c.upstream for c in self._children.values() if c.upstream is not None]
+        healthy = any(u.state is UpstreamState.HEALTHY for u in ups)
+        state = base.state
+        if state is not UpstreamState.STOPPED:
+            state = UpstreamState.HEALTHY if healthy else UpstreamState.IDLE
+        return replace(
+            base, state=state, tool_count=len(self.tools), principals=len(self._children)
+        )
+
+    def restart(self) -> None:
+        for child in list(self._children.values()):
+            if child.upstream is not None:
+                child.upstream.restart()
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, object] | None = None,
+        *,
+        progress_callback: ProgressFnT | None = None,
+        meta: types.RequestParamsMeta | None = None,
+    ) -> types.CallToolResult:
+        if not self.allows(tool):
+            raise ToolNotFound(f"{self.name}/{tool}")
+        async with self._usable() as child:
+            assert child.upstream is not None
+            own = child.upstream.tools  # listed before the connection counts as up
+            if tool == SIGN_IN_TOOL and not any(t.name == tool for t in own):
+                return _signed_in(self.name, len(own))
+            if not any(t.name == tool for t in own):
+                raise ToolNotFound(f"{self.name}/{tool}")
+            return await child.upstream.call_tool(
+                tool, arguments, progress_callback=progress_callback, meta=meta
+            )
+
+    async def request(
+        self,
+        what: str,
+        send: Callable[[Client], Awaitable[_T]],
+        clock: ProgressClock | None = None,
+    ) -> _T:
+        async with self._usable() as child:
+            assert child.upstream is not None
+            return await child.upstream.request(what, send, clock)
+
+    @asynccontextmanager
+    async def _usable(self) -> AsyncIterator[_Child]:
+        """The acting principal's connection, up (signed in first if need be)."""
+        acting = current_acting()
+        if acting is None:
+            raise UpstreamUnavailable(
+                self.name,
+                "a per-user upstream: its requests need a principal signed in at the front",
+            )
+        child = await self._child_for(acting)
+        child.busy += 1
+        try:
+            await self._until_up(child)
+            yield child
+        finally:
+            child.busy -= 1
+            child.last_used = anyio.current_time()
+
+    async def _child_for(self, acting: Acting) -> _Child:
+        child = self._children.get(acting.key)
+        if child is not None:
+            child.acting = acting  # its newest token (what token exchange spends)
+            self._children.move_to_end(acting.key)
+            return child
+        with anyio.fail_after(10.0):
+            await self._running.wait()
+        while len(self._children) >= self._settings.max_connections:
+            oldest = next(iter(self._children.values()))
+            logger.info("upstream %s: closing the least recently used connection", self.name)
+            self._close(oldest)
+        child = _Child(acting, last_used=anyio.current_time())
+        hooks = ChildHooks(
+            on_url=lambda url: self._on_url(child, url),
+            on_tools=lambda _name, tools: self._child_listed(child, tools),
+            on_status=lambda _status: child.changed.notify(),
+            subject_token=lambda: child.acting.token,
+        )
+        child.upstream = self._make_child(acting, hooks)
+        self._children[acting.key] = child
+        assert self._group is not None
+        self._group.start_soon(self._run_child, child, name=f"upstream {self.name} (a principal)")
+        self._changed.notify()
+        return child
+
+    async def _run_child(self, child: _Child) -> None:
+        assert child.upstream is not None
+        with child.scope:
+            await child.upstream.run()
+
+    def _close(self, child: _Child) -> None:
+        child.scope.cancel()
+        if self._children.get(child.acting.key) is child:
+            del self._children[child.acting.key]
+        child.changed.notify()
+        self._touch()
+
+    async def _until_up(self, child: _Child) -> None:
+        upstream = child.upstream
+        assert upstream is not None
+        limit = self.timeouts.connect + SIGN_IN_TIMEOUT
+        try:
+            with anyio.fail_after(limit):
+                while upstream.state is not UpstreamState.HEALTHY:
+                    if child.url is not None and child.link_only != child.url:
+                        await self._ask_sign_in(child, child.url)
+                        continue
+                    if child.url is not None:
+                        raise SignInNeeded(self.name, _open_link(self.name, child.url))
+                    status = upstream.status
+                    if status.state is UpstreamState.UNHEALTHY and status.settled:
+                        if status.sign_in_needed:
+                            self._close(child)  # the next request starts a fresh sign-in
+                            raise SignInNeeded(self.name, status.last_error or self._hint)
+                        raise UpstreamUnavailable(self.name, f"down ({status.last_error})")
+                    await child.changed.wait()
+        except TimeoutError:
+            raise UpstreamUnavailable(
+                self.name, f"not up for this principal within {limit:.0f}s"
+            ) from None
+
+    async def _ask_sign_in(self, child: _Child, url: str) -> None:
+        """Ask the caller's host to open `url`; return once the person accepted (the
+        connection goes on when the browser comes back)."""
+        host = self._host
+        answer: types.ElicitResult | types.ErrorData
+        if host is None:
+            answer = types.ErrorData(code=types.INVALID_REQUEST, message="no host to ask")
+        else:
+            request = types.ElicitRequest(
+                params=types.ElicitRequestURLParams(
+                    message=f"Sign in to {self.name} as yourself so that its tools can be used.",
+                    url=url,
+                    elicitation_id=secrets.token_urlsafe(16),
+                )
+            )
+            answer = await host.ask(self.name, request, types.ElicitResult, SIGN_IN_TIMEOUT)
+        if isinstance(answer, types.ErrorData):
+            child.link_only = url
+            logger.info("upstream %s: sign-in not shown: %s", self.name, answer.message)
+            raise SignInNeeded(self.name, _open_link(self.name, url))
+        if answer.action != "accept":
+            self._close(child)
+            outcome = "declined" if answer.action == "decline" else "cancelled"
+            raise SignInNeeded(self.name, f"the sign-in was {outcome}")
+        while child.url == url and child.upstream is not None:
+            await child.changed.wait()  # the browser comes back: the attempt goes on
+
+    def _on_url(self, child: _Child, url: str | None) -> None:
+        child.url = url
+        child.changed.notify()
+
+    async def _child_listed(self, child: _Child, tools: tuple[ToolSpec, ...]) -> None:
+        child.tools = tools
+        child.changed.notify()
+        names: dict[str, ToolSpec] = {}
+        for each in self._children.values():
+            for tool in each.tools or ():
+                names.setdefault(tool.name, tool)
+        union = tuple(names.values())
+        if union == self._union:
+            return
+        self._union = union
+        self._touch()
+        if self._on_tools is not None:
+            await self._on_tools(self.name, union)
+
+    # -- the owner task ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the principals' connections, closing idle ones, until cancelled."""
+        try:
+            self._health.park()
+            if self._on_tools is not None:
+                await self._on_tools(self.name, self.tools)  # the cached listing, or sign_in
+            async with anyio.create_task_group() as group:
+                self._group = group
+                self._running.set()
+                await self._close_idle()
+        finally:
+            self._group = None
+            for child in list(self._children.values()):
+                self._close(child)
+            self._health.stopped()
+
+    async def _close_idle(self) -> None:
+        idle = self._settings.idle_seconds
+        while True:
+            now = anyio.current_time()
+            waits = []
+            for child in list(self._children.values()):
+                due = child.last_used + idle
+                if child.busy == 0 and due <= now:
+                    logger.info("upstream %s: a principal's connection closed when idle", self.name)
+                    self._close(child)
+                else:
+                    waits.append(max(due - now, 1.0))
+            with anyio.move_on_after(min(waits, default=idle)):
+                await self._changed.wait()
+
+
+def _signed_in(name: str, count: int) -> types.CallToolResult:
+    text = f"Signed in to {name} as yourself: its {count} tools can be searched and called now."
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+def _open_link(name: str, url: str) -> str:
+    return f"open {url} in a browser to sign in to {name} as yourself, then call again"
