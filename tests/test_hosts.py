@@ -180,7 +180,7 @@ def test_convert_carries_oauth_in_the_routers_spelling() -> None:
                 "clientId": "abc",
                 "client_secret": "${SECRET}",
                 "authServerMetadataUrl": "https://auth.example.com/${TENANT}/meta",
-                "audience": "api",
+                "redirectUri": "https://app.example.com/cb",
             },
         },
         _variables(),
@@ -190,7 +190,7 @@ def test_convert_carries_oauth_in_the_routers_spelling() -> None:
         "clientSecret": "${SECRET}",  # a reference stays a reference
         "authServerMetadataUrl": "https://auth.example.com/${TENANT}/meta",
     }
-    assert "left out: oauth.audience (the router's oauth has no such setting)" in notes
+    assert "left out: oauth.redirectUri (the router's oauth has no such setting)" in notes
     assert not any("oauth.clientSecret" in note for note in notes)  # the router expands it
     assert any("oauth.authServerMetadataUrl" in note and "as written" in note for note in notes)
     local, notes = convert({"command": "x", "oauth": {"clientId": "abc"}}, _variables())

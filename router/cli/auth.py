@@ -7,7 +7,9 @@ authorization, the browser opens at its sign-in page (`BROWSER` picks the progra
 tokens are stored under `cache_dir/auth/` (0600), or with `router.store` in the shared store,
 where every replica reads them. A serving router reads them at its next attempt; a restart
 reuses them. `status` shows what is stored for each remote upstream, never
-a token; `logout SERVER` forgets it.
+a token; `logout SERVER` forgets it. A per-user upstream (`oauth.perUser`) has a sign-in per
+principal at the front: `status --principal SUB` shows one principal's, and `revoke SERVER
+--principal SUB` forgets it (every replica asks that principal to sign in again).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from router.core.errors import ConfigError
 if TYPE_CHECKING:
     from router.store.records import Records
     from router.upstream.auth.storage import StoredCredentials
+    from router.upstream.personal.accounts import PersonalAccounts
 
 
 def register(subparsers: Any) -> None:
@@ -45,11 +48,31 @@ def register(subparsers: Any) -> None:
     login.set_defaults(handler=run_login)
     status = actions.add_parser("status", help="what is stored for each remote upstream")
     status.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    _principal_options(status, required=False)
     status.set_defaults(handler=run_status)
     logout = actions.add_parser("logout", help="forget one upstream's tokens")
     logout.add_argument("server", help="the upstream's name in the config")
     logout.add_argument("--config", type=Path, required=True, help="mcpServers config")
     logout.set_defaults(handler=run_logout)
+    revoke = actions.add_parser(
+        "revoke", help="forget one principal's sign-in to a per-user upstream"
+    )
+    revoke.add_argument("server", help="the per-user upstream's name in the config")
+    revoke.add_argument("--config", type=Path, required=True, help="mcpServers config")
+    _principal_options(revoke, required=True)
+    revoke.set_defaults(handler=run_revoke)
+
+
+def _principal_options(parser: Any, *, required: bool) -> None:
+    parser.add_argument(
+        "--principal",
+        metavar="SUB",
+        required=required,
+        help="a principal at the front (its token's sub): its own per-user sign-ins",
+    )
+    parser.add_argument(
+        "--issuer", metavar="URL", help="with --principal: its issuer (default: the front's)"
+    )
 
 
 def _cache_dir(config: RouterConfig) -> Path:
@@ -119,6 +142,7 @@ def run_status(args: argparse.Namespace) -> int:
         has_static_authorization,
         token_files,
     )
+    from router.upstream.personal.accounts import PersonalAccounts
 
     config = load_config(args.config)
     cache_dir = _cache_dir(config)
@@ -126,8 +150,11 @@ def run_status(args: argparse.Namespace) -> int:
     if not remote:
         print("no remote upstreams in the config")
     with _credentials(config) as records:
+        accounts = PersonalAccounts(config, records)
         for name, server in sorted(remote.items()):
-            if has_static_authorization(server):
+            if name in accounts.servers:
+                state = _personal_state(accounts, name, args)
+            elif has_static_authorization(server):
                 state = "static Authorization header (no sign-in)"
             elif not may_carry_tokens(server.url):
                 state = "plain http beyond this machine: tokens are never sent"
@@ -138,6 +165,42 @@ def run_status(args: argparse.Namespace) -> int:
                 else:
                     state = f"signed in ({_describe(stored)})"
             print(f"{name}: {state}")
+    return 0
+
+
+def _owner(accounts: PersonalAccounts, args: argparse.Namespace) -> str:
+    from router.policy.profiles import Principal
+
+    return Principal(args.principal, issuer=args.issuer or accounts.issuer).key
+
+
+def _personal_state(accounts: PersonalAccounts, name: str, args: argparse.Namespace) -> str:
+    if args.principal is None:
+        how = accounts.standing(name, "").how
+        return f"{how}: each principal signs in as itself (--principal SUB shows one's)"
+    standing = accounts.standing(name, _owner(accounts, args))
+    if standing.how == "token exchange":
+        return f"token exchange: {args.principal}'s own front token is traded (no sign-in)"
+    if standing.stored is None or not standing.signed_in:
+        return f"{args.principal}: not signed in (asked at its first call, in its host)"
+    return f"{args.principal}: signed in ({_describe(standing.stored)})"
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    from router.upstream.personal.accounts import PersonalAccounts
+
+    config = load_config(args.config)
+    _remote(config, args.server, args.config)
+    with _credentials(config) as records:
+        accounts = PersonalAccounts(config, records)
+        if args.server not in accounts.servers:
+            raise ConfigError(
+                f"{args.config}: mcpServers.{args.server}.oauth is not per-user (perUser or "
+                f"token-exchange); for its one shared sign-in use `mcp-router auth logout`"
+            )
+        forgot = accounts.revoke(args.server, _owner(accounts, args))
+    said = "revoked" if forgot else "nothing was stored"
+    print(f"{args.server}: {args.principal}: {said} (asked to sign in again at its next call)")
     return 0
 
 

@@ -36,6 +36,7 @@ from router.upstream.connection.rounds import call_tool_round, get_prompt_round,
 from router.upstream.connection.twins import HandshakeTwins
 from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.listing.filtering import ToolFilter
+from router.upstream.personal.accounts import PersonalAccounts
 from router.upstream.personal.building import PersonalBuilder
 from router.upstream.personal.pending import PendingSignIns
 from router.upstream.state import UpstreamState, UpstreamStatus
@@ -290,6 +291,10 @@ class UpstreamPool:
         if upstream is None:
             raise UpstreamUnavailable(server, self._gone.get(server, NOT_SERVED))
         return upstream
+
+    def accounts(self) -> PersonalAccounts:
+        """Principals' standing with the per-user upstreams (`router.upstream.personal`)."""
+        return PersonalAccounts(self._config, self._credentials)
 
     def statuses(self) -> dict[str, UpstreamStatus]:
         return {name: upstream.status for name, upstream in self._upstreams.items()}

@@ -73,6 +73,8 @@ REST_RULES: Mapping[str, Rule] = {
     "/v1/route": "tools",
     "/v1/search": "tools",
     "/v1/tools": "tools",
+    "/v1/auth": "servers",
+    "/v1/auth/{server}": "servers",
     "/healthz": "open",
     "/metrics": "operator",
 }

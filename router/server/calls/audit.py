@@ -9,7 +9,9 @@ qualified name and its server), the arguments as a sha256 digest plus the argume
 result's size. Outcomes: `ran`, `error`, `denied` (the policy, or a tool the caller's
 profile does not see), `over-quota` (`meter`), `confirmed` (the user said yes, and it
 ran), `declined` (the user's no, or a host that cannot ask), `held` (a question for the
-host: a confirmation or a held tool's approval).
+host: a confirmation or a held tool's approval), `sign-in-needed` (a per-user upstream the
+caller has not signed in to; the call that signs in is `ran`), `revoked` (an operator or the
+principal revoked its sign-in to a per-user upstream, `/v1/auth`).
 
 With `required`, a request the trail cannot record is refused: one that arrives while the
 trail is unhealthy is refused before anything runs, and one whose record fails after it ran

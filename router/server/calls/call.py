@@ -36,7 +36,8 @@ class ToolCall:
     ended: bool = False
     outcome: str | None = None
     """What a stage decided that the answer alone does not say, for the audit trail:
-    `confirmed` (the user said yes) or `declined` (`authorize`), `over-quota` (`meter`)."""
+    `confirmed` (the user said yes) or `declined` (`authorize`), `over-quota` (`meter`),
+    `sign-in-needed` (`forward`: the caller must sign in to the upstream first)."""
     finish: list[Callable[[], None]] = field(default_factory=list)
     """Run once the call ends, however it ends (`meter`'s place in flight)."""
 

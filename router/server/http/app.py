@@ -31,6 +31,7 @@ from router.server.http.errors import error_response, is_mcp_path
 from router.server.http.front import FrontState, ReadyLatch
 from router.server.http.mcp_endpoints import McpEndpoints, mcp_routes
 from router.server.http.metrics_endpoint import count_rest_request, metrics_api
+from router.server.http.personal_auth import personal_api
 from router.server.http.playground import PUBLIC_PATHS, playground_routes
 from router.server.http.rest import api
 from router.server.http.routing import ListCosts
@@ -92,6 +93,7 @@ def create_app(
     app.include_router(api, dependencies=bearer)
     app.include_router(search_api, dependencies=bearer)
     app.include_router(metrics_api, dependencies=bearer)
+    app.include_router(personal_api, dependencies=bearer)
     app.router.routes.extend(mcp_routes())
     app.router.routes.extend(playground_routes())
     app.router.routes.extend(sign_in_routes())

@@ -125,6 +125,7 @@ async def healthz(request: Request, response: Response) -> Health | JSONResponse
         idle=[s.name for s in statuses if s.state is UpstreamState.IDLE],
         sign_in_needed=needing,
         sessions=front["mcp"].open_sessions,
+        personal_connections={s.name: s.principals for s in statuses if s.principals is not None},
         store=StoreHealth.model_validate(state.store.status().as_json()),
         held_tools=sorted(
             f"{h.record.server}/{h.record.name}" for h in state.snapshot.held.values()

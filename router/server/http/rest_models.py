@@ -240,6 +240,11 @@ class Health(BaseModel):
         "that opens one until the client's DELETE, the idle timeout or shutdown closes it) "
         "and legacy SSE streams; 2026-07-28 clients hold none (each request stands alone)",
     )
+    personal_connections: dict[str, int] | None = Field(
+        default=None,
+        description="per-user upstreams (oauth.perUser, token exchange): the connections "
+        "open now, one per principal using it (counts, never names)",
+    )
     store: StoreHealth | None = None
     held_tools: list[str] | None = Field(
         default=None,

@@ -82,13 +82,13 @@ class RouterState:
     listen: ListenStreams | None = None
     """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
     era: HostEra | None = None
+    """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     code: CodeRuns | None = None
     """Code mode's programs (`router.server.code_mode.runs`); None in the other modes."""
-    """The one host's protocol era (stdio), which the upstreams mirror; None with many."""
     audit: AuditTrail | None = None
+    """The audit trail (`router.audit`); None when none is kept."""
     quotas: QuotaBook = field(default_factory=QuotaBook)
     """Each principal's use against `router.quotas`, across reloads (this process's)."""
-    """The audit trail (`router.audit`); None when none is kept."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
 

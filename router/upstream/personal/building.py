@@ -5,15 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
+
 from router.config import RemoteServer, RouterConfig, StdioServer
 from router.embedding.cache import default_cache_dir
-from router.store.records import FileRecords, Records
-from router.store.sealed_records import SealedRecords, Sealer, secrets_key_material
+from router.store.records import Records
 from router.upstream.listing.cache import CachedListing
+from router.upstream.personal.accounts import how_personal
 from router.upstream.personal.acting import Acting
-from router.upstream.personal.credentials import PersonalAuth, PersonalPlace, front_callback
+from router.upstream.personal.credentials import (
+    PersonalAuth,
+    PersonalPlace,
+    front_callback,
+    personal_files,
+    sealed_records,
+)
 from router.upstream.personal.pending import PendingSignIns
-from router.upstream.personal.upstream import ChildHooks, PersonalUpstream
+from router.upstream.personal.upstream import ChildHooks, PersonalUpstream, SignedIn
 from router.upstream.state import UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
 
@@ -21,7 +29,7 @@ SIGN_IN_HINT = "call one of its tools from a host that can open URLs, and sign i
 
 
 def is_personal(server: StdioServer | RemoteServer) -> bool:
-    return isinstance(server, RemoteServer) and server.oauth is not None and server.oauth.personal
+    return how_personal(server) is not None
 
 
 class PersonalBuilder:
@@ -40,9 +48,7 @@ class PersonalBuilder:
         cache_dir = config.router.cache_dir or default_cache_dir()
         key = str(cache_dir)
         if key not in self._sealed:
-            base = self._credentials if self._credentials is not None else FileRecords(cache_dir)
-            material = secrets_key_material(config.router.secrets_key, cache_dir)
-            self._sealed[key] = SealedRecords(base, Sealer(material))
+            self._sealed[key] = sealed_records(config, self._credentials)
         front = config.router.http.oauth
         redirect = front_callback(config)
         assert front is not None and redirect is not None  # the config requires identities
@@ -71,11 +77,29 @@ class PersonalBuilder:
             make_child,
             config.router.personal,
             SIGN_IN_HINT,
+            signed_in=self._signed_in(config, server),
             on_tools=on_tools,
             cached=cached,
             on_status_changed=on_status_changed,
             **options,
         )
+
+    def _signed_in(self, config: RouterConfig, server: RemoteServer) -> SignedIn | None:
+        """The check that a principal's record still holds credentials (none for token
+        exchange, which keeps no record)."""
+        if how_personal(server) != "per-user sign-in":
+            return None
+        place = self.place(config)
+
+        def stored(acting: Acting) -> bool:
+            files = personal_files(place.cache_dir, server, place.records, acting.key)
+            found = files.describe()
+            return found is not None and (found.has_access or found.has_refresh)
+
+        async def signed_in(acting: Acting) -> bool:
+            return await anyio.to_thread.run_sync(stored, acting)
+
+        return signed_in
 
     def child(
         self,

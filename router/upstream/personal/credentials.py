@@ -20,7 +20,9 @@ from urllib.parse import urlsplit
 import httpx2
 
 from router.config import RemoteServer, RouterConfig
-from router.store.records import Records
+from router.embedding.cache import default_cache_dir
+from router.store.records import FileRecords, Records
+from router.store.sealed_records import SealedRecords, Sealer, secrets_key_material
 from router.upstream.auth.providers import Redirect, resource_of, upstream_auth
 from router.upstream.auth.storage import StoredCredentials, TokenFiles
 from router.upstream.connection.host_requests import HostRequests
@@ -41,6 +43,18 @@ def front_callback(config: RouterConfig) -> str | None:
         return None
     parts = urlsplit(oauth.audience)
     return f"{parts.scheme}://{parts.netloc}{CALLBACK_ROUTE}"
+
+
+def sealed_records(config: RouterConfig, records: Records | None) -> Records:
+    """`records` (the shared store's; None: the cache folder's files), sealed with the key
+    `router.secrets_key` names.
+
+    Raises:
+        ConfigError: the key is missing or too short.
+    """
+    cache_dir = config.router.cache_dir or default_cache_dir()
+    base = records if records is not None else FileRecords(cache_dir)
+    return SealedRecords(base, Sealer(secrets_key_material(config.router.secrets_key, cache_dir)))
 
 
 def personal_files(

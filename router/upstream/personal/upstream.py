@@ -86,6 +86,8 @@ class ChildHooks:
 
 
 MakeChild = Callable[[Acting, ChildHooks], Upstream]
+SignedIn = Callable[[Acting], Awaitable[bool]]
+"""Whether a principal's credentials are still stored (not revoked meanwhile)."""
 
 
 class PersonalUpstream(Upstream):
@@ -99,11 +101,13 @@ class PersonalUpstream(Upstream):
         settings: PersonalSettings,
         hint: str,
         *,
+        signed_in: SignedIn | None = None,
         on_tools: ToolsChanged | None = None,
         **upstream: object,
     ) -> None:
         super().__init__(name, server, lazy=True, **upstream)  # type: ignore[arg-type]
         self._make_child = make_child
+        self._signed_in = signed_in
         self._settings = settings
         self._hint = hint
         self._on_tools = on_tools
@@ -157,6 +161,14 @@ class PersonalUpstream(Upstream):
             if child.upstream is not None:
                 child.upstream.restart()
 
+    def forget(self, key: str) -> bool:
+        """Close the connection of the principal whose key is `key` (its sign-in revoked);
+        whether one was open."""
+        child = self._children.get(key)
+        if child is not None:
+            self._close(child)
+        return child is not None
+
     # -- requests ------------------------------------------------------------------------
 
     async def call_tool(
@@ -199,7 +211,7 @@ class PersonalUpstream(Upstream):
                 self.name,
                 "a per-user upstream: its requests need a principal signed in at the front",
             )
-        child = await self._child_for(acting)
+        child = await self._unrevoked(await self._child_for(acting))
         child.busy += 1
         try:
             await self._until_up(child)
@@ -233,6 +245,19 @@ class PersonalUpstream(Upstream):
         self._group.start_soon(self._run_child, child, name=f"upstream {self.name} (a principal)")
         self._changed.notify()
         return child
+
+    async def _unrevoked(self, child: _Child) -> _Child:
+        """`child`, or a fresh connection where its credentials were revoked since it
+        signed in (on another replica, or with `mcp-router auth revoke`): its tokens in
+        memory must not outlive the record. One record read per request."""
+        upstream = child.upstream
+        if self._signed_in is None or upstream is None:
+            return child
+        if upstream.state is not UpstreamState.HEALTHY or await self._signed_in(child.acting):
+            return child
+        logger.info("upstream %s: a principal's sign-in was revoked: connection closed", self.name)
+        self._close(child)
+        return await self._child_for(child.acting)
 
     async def _run_child(self, child: _Child) -> None:
         assert child.upstream is not None

@@ -18,7 +18,7 @@ import logging
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from router.core.errors import UpstreamError
+from router.core.errors import SignInNeeded, UpstreamError
 from router.core.tracing import failed, span
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.held_calls import HeldCall
@@ -40,6 +40,8 @@ async def forward(call: ToolCall) -> None:
         except UpstreamError as exc:
             logger.warning("call to %s failed: %s", tool.qualified_name, exc)
             failed(current, str(exc))
+            if isinstance(exc, SignInNeeded):
+                call.outcome = "sign-in-needed"
             call.end(tool_error_result(exc))
             return
         if isinstance(answer, types.CallToolResult) and answer.is_error:

@@ -1,0 +1,147 @@
+"""`GET /v1/auth` and `DELETE /v1/auth/{server}`: each principal's own sign-ins to the
+per-user upstreams (`oauth.perUser`, `grant: token-exchange`), and their revocation.
+
+The caller sees its own standing with each per-user upstream its profile may see, and may
+sign itself out of one. An operator names another principal with `?principal=SUB` (and
+`&issuer=URL`, by default the front's issuer) to read or revoke that principal's. Revoking
+deletes the principal's sealed record (on every replica of a shared store, which notice at
+the principal's next request) and closes its connection here. No token value is ever in an
+answer; a revocation is on the audit trail (`revoked`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import anyio.to_thread
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from router.audit.trail import AuditUnavailable
+from router.core.errors import HttpRefusal
+from router.policy.profiles import Principal
+from router.server.access.authorization import Access, current_access
+from router.server.calls.audit import write
+from router.server.http.front import front_of
+from router.server.http.rest_models import REFUSALS
+from router.server.lifecycle.state import RouterState
+from router.upstream.personal.accounts import PersonalAccounts, Standing
+from router.upstream.personal.upstream import PersonalUpstream
+
+personal_api = APIRouter(responses=REFUSALS)
+
+
+class UpstreamStanding(BaseModel):
+    """One principal's standing with one per-user upstream (never a token)."""
+
+    server: str
+    how: str = Field(description="`per-user sign-in` (OAuth) or `token exchange` (RFC 8693)")
+    signed_in: bool = Field(description="its next request goes out without a sign-in")
+    expires_in: int | None = Field(
+        default=None, description="seconds the access token has left; negative: expired"
+    )
+    refreshable: bool | None = None
+    scopes: str | None = None
+
+
+class AuthResponse(BaseModel):
+    principal: str = Field(description="the subject whose standing this is")
+    issuer: str | None = None
+    upstreams: list[UpstreamStanding]
+
+
+class RevokeResponse(BaseModel):
+    server: str
+    principal: str
+    revoked: bool = Field(description="whether credentials were stored for the principal")
+    closed: bool = Field(description="whether this replica had its connection open")
+
+
+def _whose(
+    access: Access, accounts: PersonalAccounts, subject: str | None, issuer: str | None
+) -> Principal:
+    """The principal asked about: the caller, or (an operator's question) another."""
+    if subject is None:
+        if access.principal is None:
+            raise HttpRefusal(
+                400,
+                "per-user sign-ins belong to principals at the front (router.http.oauth); "
+                "this request has none: an operator names one with ?principal=SUB",
+            )
+        return access.principal
+    if not access.operator:
+        raise HttpRefusal(403, "another principal's sign-ins need an operator (router.operators)")
+    return Principal(subject, issuer=issuer or accounts.issuer)
+
+
+def _standing(standing: Standing) -> UpstreamStanding:
+    stored = standing.stored
+    expires = None if stored is None or stored.expires_at is None else stored.expires_at
+    return UpstreamStanding(
+        server=standing.server,
+        how=standing.how,
+        signed_in=standing.signed_in,
+        expires_in=None if expires is None else int(expires - time.time()),
+        refreshable=None if stored is None else stored.has_refresh,
+        scopes=None if stored is None else stored.scope,
+    )
+
+
+def _visible(accounts: PersonalAccounts, access: Access) -> list[str]:
+    return [name for name in accounts.servers if access.sees_server(name)]
+
+
+@personal_api.get("/v1/auth", response_model=AuthResponse, summary="Per-user sign-ins")
+async def auth_status(
+    request: Request,
+    principal: Annotated[str | None, Query(description="an operator's: another's sub")] = None,
+    issuer: Annotated[str | None, Query(description="with principal: its issuer")] = None,
+) -> AuthResponse:
+    """The caller's own standing with each per-user upstream it may see (an operator's
+    `?principal=` reads another principal's)."""
+    state: RouterState = front_of(request)["router"]
+    access = current_access()
+    accounts = state.pool.accounts()
+    whose = _whose(access, accounts, principal, issuer)
+
+    def read() -> list[UpstreamStanding]:
+        return [_standing(accounts.standing(n, whose.key)) for n in _visible(accounts, access)]
+
+    found = await anyio.to_thread.run_sync(read)
+    return AuthResponse(principal=whose.subject, issuer=whose.issuer, upstreams=found)
+
+
+@personal_api.delete(
+    "/v1/auth/{server}", response_model=RevokeResponse, summary="Revoke a per-user sign-in"
+)
+async def revoke(
+    server: str,
+    request: Request,
+    principal: Annotated[str | None, Query(description="an operator's: another's sub")] = None,
+    issuer: Annotated[str | None, Query(description="with principal: its issuer")] = None,
+) -> RevokeResponse:
+    """Sign the caller (an operator's `?principal=`: another principal) out of one
+    per-user upstream: its credentials forgotten on every replica, its connection closed."""
+    state: RouterState = front_of(request)["router"]
+    access = current_access()
+    accounts = state.pool.accounts()
+    whose = _whose(access, accounts, principal, issuer)
+    if server not in _visible(accounts, access):
+        raise HttpRefusal(404, f"no per-user upstream named {server!r}")
+    revoked = await anyio.to_thread.run_sync(accounts.revoke, server, whose.key)
+    upstream = state.pool.upstreams.get(server)
+    closed = isinstance(upstream, PersonalUpstream) and upstream.forget(whose.key)
+    if state.audit is not None:
+        record = {
+            "kind": "sign-in",
+            "principal": {"sub": whose.subject, "iss": whose.issuer},
+            "by": None if access.principal is None else {"sub": access.principal.subject},
+            "server": server,
+            "outcome": "revoked",
+        }
+        try:
+            await write(state.audit, record)
+        except AuditUnavailable as exc:
+            raise HttpRefusal(503, f"revoked, but the audit trail failed: {exc}") from exc
+    return RevokeResponse(server=server, principal=whose.subject, revoked=revoked, closed=closed)
