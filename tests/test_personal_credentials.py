@@ -12,7 +12,9 @@ person signing in would (`Browser`).
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -76,8 +78,13 @@ class Browser:
     async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams), params
         self.asked.append(params.url)
+        await self.open(params.url)
+        return types.ElicitResult(action="accept")
+
+    async def open(self, url: str) -> None:
+        """Follow the sign-in link `url` (shown in the host, or named by an error)."""
         async with httpx2.AsyncClient(timeout=10) as http:
-            login = await http.get(params.url)  # the authorization endpoint: to its login page
+            login = await http.get(url)  # the authorization endpoint: to its login page
             assert login.status_code == 302, login.text
             page = str(login.headers["location"])
             back = await http.get(f"{page}&user={self.user}")
@@ -86,7 +93,6 @@ class Browser:
             assert callback.netloc == "router.test" and callback.path == "/oauth/callback"
             done = await http.get(f"{self.front.url}{callback.path}?{callback.query}")
             assert done.status_code == 200, done.text
-        return types.ElicitResult(action="accept")
 
 
 def _config(
@@ -313,3 +319,91 @@ async def test_two_replicas_share_a_principals_tokens_and_spend_its_rotating_ref
     assert after.get("authorizations", 0) == before.get("authorizations", 0)
     calls = await _control(rotating, "calls")
     assert not any(c["subject"] == "bob" for c in calls)
+
+
+async def test_each_principal_sees_its_own_sign_in_and_a_revoked_one_is_asked_again(
+    notes: Upstream, tmp_path: Path
+) -> None:
+    """`/v1/auth` shows the caller's own standing; another's needs an operator. `auth
+    revoke` (another process) makes the serving router drop alice's connection at her next
+    call; an operator's `DELETE /v1/auth/notes?principal=alice` closes it at once. Both the
+    refusal and the revocation are on the audit trail, with no token in it."""
+    cache, trail = tmp_path / "cache", tmp_path / "audit.jsonl"
+    async with running_provider() as provider:
+        router = {
+            "cache_dir": str(cache),
+            "mode": "all",
+            "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+            "operators": {"subjects": ["ops"]},
+            "audit": {"path": str(trail)},
+        }
+        servers = {"notes": {"type": "http", "url": notes.url, "oauth": {"perUser": True}}}
+        file = tmp_path / "servers.json"
+        file.write_text(json.dumps({"mcpServers": servers, "router": router}), encoding="utf-8")
+        cfg = config(servers, **router)
+
+        async def rest(method: str, path: str, who: str) -> httpx2.Response:
+            headers = {"Authorization": f"Bearer {provider.token(who, AUDIENCE)}"}
+            async with httpx2.AsyncClient(base_url=front.url, timeout=10) as http:
+                return await http.request(method, path, headers=headers)
+
+        async with http_front(cfg, _policy(cfg)) as front:
+            with anyio.fail_after(LIMIT):
+                await _call(front, provider, "alice", "notes__sign_in", Browser(front, "alice"))
+                mine = (await rest("GET", "/v1/auth", "alice")).json()
+                assert mine["principal"] == "alice"
+                [standing] = mine["upstreams"]
+                assert standing["server"] == "notes" and standing["signed_in"], standing
+                assert standing["how"] == "per-user sign-in" and standing["refreshable"]
+                theirs = (await rest("GET", "/v1/auth", "bob")).json()
+                assert [u["signed_in"] for u in theirs["upstreams"]] == [False]
+                assert (await rest("GET", "/v1/auth?principal=alice", "bob")).status_code == 403
+                health = (await rest("GET", "/healthz", "ops")).json()
+                assert health["personal_connections"] == {"notes": 1}
+
+                status = await anyio.to_thread.run_sync(
+                    _cli, "auth", "status", "--config", str(file), "--principal", "alice"
+                )
+                assert "notes: alice: signed in (issuer" in status, status
+                revoked = await anyio.to_thread.run_sync(
+                    _cli, "auth", "revoke", "notes", "--config", str(file), "--principal", "alice"
+                )
+                assert "notes: alice: revoked" in revoked, revoked
+                asked = await _call(front, provider, "alice", "notes__my_notes")
+                assert asked.is_error and "sign in to notes as yourself" in _text(asked)
+
+                link = _text(asked).split("open ", 1)[1].split(" in a browser", 1)[0]
+                await Browser(front, "alice").open(link)  # she follows the link it names
+                again = await _call(front, provider, "alice", "notes__my_notes")
+                assert _text(again) == "notes of alice: buy milk"
+                gone = await rest("DELETE", "/v1/auth/notes?principal=alice", "ops")
+                assert gone.json() == {
+                    "server": "notes",
+                    "principal": "alice",
+                    "revoked": True,
+                    "closed": True,
+                }
+                assert (
+                    await rest("DELETE", "/v1/auth/notes?principal=alice", "bob")
+                ).status_code == 403
+                after = (await rest("GET", "/v1/auth", "alice")).json()
+                assert [u["signed_in"] for u in after["upstreams"]] == [False]
+    records = [json.loads(line) for line in trail.read_text(encoding="utf-8").splitlines()]
+    outcomes = [(r.get("kind"), r.get("outcome")) for r in records]
+    assert ("tool-call", "sign-in-needed") in outcomes
+    assert ("sign-in", "revoked") in outcomes
+    text = trail.read_text(encoding="utf-8")
+    assert "eyJ" not in text and "token" not in text.lower()  # no JWT, no token field
+
+
+def _cli(*argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "router", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

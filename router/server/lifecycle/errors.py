@@ -40,6 +40,7 @@ from router.core.errors import (
     HttpRefusal,
     InvalidParams,
     RouterError,
+    SignInNeeded,
     StillStarting,
     ToolNotFound,
     UnparsableRequest,
@@ -87,8 +88,9 @@ def mcp_error(error: RouterError) -> MCPError:
 
 
 def tool_error_result(error: UpstreamError) -> types.CallToolResult:
-    """A failed upstream call as the tool result the model reads."""
-    text = redact(str(error))
+    """A failed upstream call as the tool result the model reads. A sign-in's link keeps its
+    query: the caller is to open it (its state is single-use and bound to the caller)."""
+    text = redact(str(error), urls=not isinstance(error, SignInNeeded))
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 

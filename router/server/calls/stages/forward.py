@@ -108,6 +108,8 @@ async def _held(call: ToolCall, report: ProgressFnT | None) -> Answer:
                     )
         except UpstreamError as exc:
             logger.warning("call to %s failed: %s", tool.qualified_name, exc)
+            if isinstance(exc, SignInNeeded):
+                call.outcome = "sign-in-needed"
             return tool_error_result(exc)
 
     return await state.held.start(upstream_call, tool, arguments)
