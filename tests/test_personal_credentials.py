@@ -29,7 +29,8 @@ import mcp_types as types
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from router.config import RemoteServer, RouterConfig
+from router.config import RemoteServer, RouterConfig, parse_config
+from router.core.errors import ConfigError
 from router.server.http.auth.security import SecurityPolicy
 from router.store.postgres.store import PostgresStore
 from router.store.records import FileRecords
@@ -407,3 +408,23 @@ def _cli(*argv: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def test_the_documented_per_user_example_is_a_valid_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = (ROOT / "docs" / "identities.md").read_text("utf-8")
+    section = text[text.index("## Per-user upstreams") :]
+    example = section[section.index("```json") + len("```json") : section.index("```\n\n")]
+    monkeypatch.setenv("TEAM_API_SECRET", "s3cret")
+    monkeypatch.setenv("MCP_ROUTER_STORE_URL", "postgresql://router@db.example.com/router")
+    cfg = parse_config(json.loads(example))
+    tracker, team = cfg.servers["tracker"], cfg.servers["team-api"]
+    assert isinstance(tracker, RemoteServer) and isinstance(team, RemoteServer)
+    assert tracker.oauth is not None and tracker.oauth.per_user
+    assert team.oauth is not None and team.oauth.grant == "token-exchange"
+    assert cfg.router.secrets_key is not None and cfg.router.personal.max_connections == 256
+    without = json.loads(example)
+    del without["router"]["http"]
+    with pytest.raises(ConfigError, match=r"mcpServers\.team-api\.oauth\.grant|tracker"):
+        parse_config(without)
