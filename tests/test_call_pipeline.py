@@ -26,7 +26,7 @@ from tests.test_serve_policy import User
 from tests.test_upstream_pool import first_text, script
 
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
-EVERY_STAGE = ["resolve", "validate", "authorize", "meter", "forward", "limit", "learn"]
+EVERY_STAGE = ["resolve", "validate", "shape", "authorize", "meter", "forward", "limit", "learn"]
 SERVERS = {
     "shop": script("shop", result_tokens=300),
     "guarded": script("guarded"),
@@ -116,7 +116,7 @@ async def test_authorize_asks_first_and_the_user_s_no_ends_the_call(passed: list
 
     assert result.is_error
     assert len(user.asked) == 1 and "delete_note" in user.asked[0]
-    assert stopped_at == ["resolve", "validate", "authorize"]
+    assert stopped_at == ["resolve", "validate", "shape", "authorize"]
     assert "delete_note" not in "\n".join(record)  # the upstream never saw it
 
 
@@ -144,7 +144,7 @@ async def test_meter_ends_a_call_over_the_callers_quota_before_forward(
 
     assert not first.is_error and admitted == EVERY_STAGE
     assert second.is_error and "guarded.calls_per_minute is 1" in first_text(second)
-    assert passed == ["resolve", "validate", "authorize", "meter"]
+    assert passed == ["resolve", "validate", "shape", "authorize", "meter"]
 
 
 async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_ends_the_call(
@@ -155,7 +155,8 @@ async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_en
 
     assert result.is_error
     assert "relay" in first_text(result)
-    assert passed == ["resolve", "validate", "authorize", "meter", "forward"]  # nor cut, nor learnt
+    # nor cut, nor learnt
+    assert passed == ["resolve", "validate", "shape", "authorize", "meter", "forward"]
 
 
 async def test_forward_passes_a_tool_s_own_error_on_and_the_call_goes_on(

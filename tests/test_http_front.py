@@ -311,7 +311,8 @@ async def test_the_openapi_document_describes_the_rest_api_and_its_refusals(fron
             invalid = await http.post("/v1/route", json={"query": "x", "k": 2, "budget": 9})
             unknown = await http.post("/v1/route", json={"query": "x", "format": "yaml"})
 
-    paths = {"/v1/route", "/v1/search", "/v1/tools", "/healthz", "/metrics"}
+    paths = {"/v1/route", "/v1/search", "/v1/tools", "/v1/auth", "/v1/auth/{server}"}
+    paths |= {"/healthz", "/metrics"}
     assert set(openapi["paths"]) == paths
     route_codes = set(openapi["paths"]["/v1/route"]["post"]["responses"])
     assert route_codes == {"200", "401", "403", "413", "421", "422", "503"}

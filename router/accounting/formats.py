@@ -72,6 +72,10 @@ def _normalise_node(node: Any) -> Any:
     return node
 
 
+TAGS_META_KEY = "mcp-router/tags"
+"""Where a tool's tags (a config transform's `tags`, `router.shaping`) show in its listing."""
+
+
 def to_mcp(tool: ToolRecord) -> JsonObject:
     entry: JsonObject = {
         "name": tool.qualified_name,
@@ -84,6 +88,8 @@ def to_mcp(tool: ToolRecord) -> JsonObject:
         entry["outputSchema"] = tool.output_schema
     if tool.annotations:
         entry["annotations"] = tool.annotations
+    if tool.tags:
+        entry["_meta"] = {TAGS_META_KEY: list(tool.tags)}
     return entry
 
 

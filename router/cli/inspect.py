@@ -27,7 +27,8 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
                 "saved_percent_direct": float|null,  # mcp tokens against totals.direct_tokens
                 "approximate": bool, "names": [str] (default only)}},
  "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}],
- "held": [{"server", "tool", "name", "reason": "changed|new"}]}
+ "held": [{"server", "tool", "name", "reason": "changed|new"}],
+ "transforms": [str]}  # what the entries' `tools` sections name that the upstreams lack
 ```
 "full" lists every tool; "default" is what `tools/list` returns: the pins (`router.pin`)
 and the meta-tools `search_tools` and `call_tool`; "typical_k" adds k tools of mean size
@@ -196,6 +197,11 @@ def print_report(report: InspectReport) -> None:
         for flag in report.warnings:
             where = flag.name or f"{flag.server} (server)"
             print(f"  {where} [{flag.field}] {flag.rule}: {flag.excerpt}")
+
+    if report.transforms:
+        print(f"\ntransforms: {len(report.transforms)} name what the upstreams do not list")
+        for problem in report.transforms:
+            print(f"  {problem}")
 
     if report.held:
         print(

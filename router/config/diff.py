@@ -45,6 +45,7 @@ _NOT_CONNECTION = {
     "confirm_destructive",
     "disabled",
     "start",
+    "tools",
 }
 """Entry fields an upstream's connection does not depend on: they apply without restarting it
 (naming, limits and policy are the index's and the front's; timeouts are retimed)."""

@@ -30,6 +30,7 @@ from router.config.defaults import (
 )
 from router.config.fields import ExpandedText, Pattern, Text
 from router.config.oauth import OAuthSettings
+from router.config.transforms import ToolTransform, check_transforms
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
@@ -152,6 +153,11 @@ class _ServerBase(BaseModel):
     """Ask the user before every call to a tool annotated `destructiveHint: true`."""
     start: Start | None = None
     """This server's own `router.start` (`Start`)."""
+    tools: Annotated[dict[Pattern, ToolTransform], AfterValidator(check_transforms)] = Field(
+        default_factory=dict
+    )
+    """Transforms of the upstream's tools, keyed by its tool names or globs
+    (`router/config/transforms.py`): applied live, without restarting the upstream."""
 
     @property
     def connect_mode(self) -> str:

@@ -66,12 +66,20 @@ text of nearly every real tool in the public sets and pools (`../shared/data/`),
 outliers are cut; the embedding model reads only its first `max_seq_length` tokens anyway."""
 
 
-def build_search_text(server: str, name: str, description: str, schema: JsonObject | None) -> str:
+def build_search_text(
+    server: str,
+    name: str,
+    description: str,
+    schema: JsonObject | None,
+    tags: tuple[str, ...] = (),
+) -> str:
     """The text that is embedded and BM25-indexed for one tool, at most `MAX_SEARCH_TEXT`."""
     parts = [f"{split_identifier(name)} ({split_identifier(server)})", description.strip()]
     params = _parameter_lines(schema)
     if params:
         parts.append("Parameters: " + "; ".join(params))
+    if tags:
+        parts.append("Tags: " + ", ".join(tags))
     return "\n".join(part for part in parts if part)[:MAX_SEARCH_TEXT]
 
 
@@ -94,10 +102,21 @@ class ToolRecord:
     search_text: str = ""
     fingerprint: str = ""
     output_schema: JsonObject | None = field(default=None, compare=False)
+    tags: tuple[str, ...] = ()
+    shaping: Shaping | None = field(default=None, compare=False)
+    """What the config's transform of this tool changed (`router.shaping`); None: the tool
+    is as its upstream lists it."""
+
+    @property
+    def called_as(self) -> str:
+        """The tool's name at its upstream: what a call sends (`name` may be a rename)."""
+        return self.shaping.upstream_name if self.shaping is not None else self.name
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.server, self.name)
+        """The upstream's own identity of the tool: a rename changes neither its pins nor
+        what usage learnt of it."""
+        return (self.server, self.called_as)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +131,23 @@ class ToolSpec:
     title: str | None = None
     server_description: str | None = None
     output_schema: JsonObject | None = None
+    tags: tuple[str, ...] = ()
+    shaping: Shaping | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Shaping:
+    """A tool as a config transform left it (`router.shaping.transforms`): what a call
+    needs to reach the upstream's own tool, and that tool as the upstream defines it."""
+
+    upstream_name: str
+    original: ToolSpec
+    """The upstream's own definition, untransformed: what tool pinning fingerprints, so a
+    change under a transform is still held."""
+    defaults: JsonObject = field(default_factory=dict)
+    """Argument values a call gets when it leaves them out."""
+    fixed: JsonObject = field(default_factory=dict)
+    """Argument values every call gets, whatever it sends (not in the schema the model sees)."""
 
 
 EMPTY_OBJECT_SCHEMA: JsonObject = {"type": "object", "properties": {}}
@@ -130,7 +166,7 @@ def make_records(
     records = []
     for spec, qualified in zip(spec_list, naming.names, strict=True):
         schema = spec.input_schema if isinstance(spec.input_schema, dict) else None
-        text = build_search_text(spec.server, spec.name, spec.description, schema)
+        text = build_search_text(spec.server, spec.name, spec.description, schema, spec.tags)
         records.append(
             ToolRecord(
                 server=spec.server,
@@ -144,6 +180,8 @@ def make_records(
                 output_schema=spec.output_schema,
                 search_text=text,
                 fingerprint=fingerprint_text(text),
+                tags=spec.tags,
+                shaping=spec.shaping,
             )
         )
     return tuple(records), naming
@@ -153,7 +191,8 @@ def _dedupe(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
     """Keep the first definition of each (server, tool): an upstream lists a name once."""
     seen: dict[tuple[str, str], ToolSpec] = {}
     for spec in specs:
-        seen.setdefault((spec.server, spec.name), spec)
+        upstream_name = spec.shaping.upstream_name if spec.shaping is not None else spec.name
+        seen.setdefault((spec.server, upstream_name), spec)
     return list(seen.values())
 
 

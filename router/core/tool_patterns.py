@@ -13,10 +13,13 @@ from router.core.catalog import Catalog, ToolRecord
 
 
 def matches(record: ToolRecord, pattern: str) -> bool:
-    """Whether `pattern` names `record`: by qualified name or as `server/tool`, globs allowed."""
-    return fnmatch.fnmatchcase(record.qualified_name, pattern) or fnmatch.fnmatchcase(
-        f"{record.server}/{record.name}", pattern
-    )
+    """Whether `pattern` names `record`: by qualified name or as `server/tool`, globs allowed.
+    A renamed tool (`router.shaping`) answers to its upstream's name too, so a rule written
+    for the upstream's tool (a deny, a confirm) still holds under a rename."""
+    if fnmatch.fnmatchcase(record.qualified_name, pattern):
+        return True
+    names = {record.name, record.called_as}
+    return any(fnmatch.fnmatchcase(f"{record.server}/{name}", pattern) for name in names)
 
 
 def matching(records: Iterable[ToolRecord], patterns: Sequence[str]) -> tuple[ToolRecord, ...]:

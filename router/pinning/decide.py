@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from router.core.catalog import ToolRecord
+from router.core.catalog import EMPTY_OBJECT_SCHEMA, ToolRecord
 
 Mode = Literal["off", "changes", "strict"]
 Reason = Literal["changed", "new", "unverified"]
@@ -23,7 +23,18 @@ ToolKey = tuple[str, str]
 
 
 def definition(record: ToolRecord) -> dict[str, Any]:
-    """What the model reads of a tool, the part that is pinned."""
+    """What the model reads of a tool, the part that is pinned: as its upstream defines it,
+    so a config transform (`router.shaping`) neither hides an upstream's change nor counts
+    as one."""
+    if record.shaping is not None:
+        own = record.shaping.original
+        schema = own.input_schema if isinstance(own.input_schema, dict) else None
+        return {
+            "name": own.name,
+            "description": own.description,
+            "inputSchema": schema if schema is not None else dict(EMPTY_OBJECT_SCHEMA),
+            "annotations": own.annotations or None,
+        }
     return {
         "name": record.name,
         "description": record.description,

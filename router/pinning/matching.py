@@ -62,7 +62,7 @@ def noted(
         tool = hold.record
         if not permits(tool):
             continue
-        approve = pinning.command("approve", f"{tool.server}/{tool.name}")
+        approve = pinning.command("approve", f"{tool.server}/{tool.called_as}")
         found.append(HeldTool(tool.qualified_name, tool.server, hold.reason, approve))
         if len(found) == MAX_HELD_NOTED:
             break

@@ -23,6 +23,7 @@ from router.core.catalog import Catalog, ToolRecord, ToolSpec
 from router.core.meta_tools import meta_tool_records
 from router.core.tool_patterns import resolve_pins
 from router.policy.injection import scan_tools
+from router.shaping.transforms import Transforms
 from router.upstream.connection.transport import transport_name
 from router.upstream.state import UpstreamState, UpstreamStatus
 
@@ -145,6 +146,9 @@ class InspectReport(_Report):
     listings: Listings
     warnings: tuple[FlagReport, ...]
     held: tuple[HeldReport, ...] = ()
+    transforms: tuple[str, ...] = ()
+    """What the server entries' `tools` sections name that the upstreams lack
+    (`router.shaping.transforms`)."""
 
 
 def build_report(
@@ -160,7 +164,8 @@ def build_report(
     says which of the tools tool pinning would hold, by (server, tool), and why.
     """
     order = [name for name in config.servers if name in pool.statuses]
-    specs = (spec for name in order for spec in pool.tools.get(name, ()))
+    transforms = Transforms.from_config(config)
+    specs = transforms.apply(spec for name in order for spec in pool.tools.get(name, ()))
     catalog = Catalog.from_specs(specs, name_rules(config))
     records = catalog.records
     by_server: dict[str, list[ToolRecord]] = {}
@@ -200,6 +205,9 @@ def build_report(
         ),
         warnings=tuple(FlagReport.model_validate(flag) for flag in scan_tools(records)),
         held=_held(records, held),
+        transforms=tuple(
+            transforms.problems({name: pool.tools[name] for name in order if name in pool.tools})
+        ),
     )
 
 
@@ -209,7 +217,7 @@ def _held(
 ) -> tuple[HeldReport, ...]:
     reasons = held(records) if held is not None else {}
     return tuple(
-        HeldReport(server=r.server, tool=r.name, name=r.qualified_name, reason=reasons[r.key])
+        HeldReport(server=r.server, tool=r.called_as, name=r.qualified_name, reason=reasons[r.key])
         for r in records
         if r.key in reasons
     )

@@ -21,6 +21,7 @@ from router.server.calls.stages.learn import learn
 from router.server.calls.stages.limit import limit
 from router.server.calls.stages.meter import meter
 from router.server.calls.stages.resolve import resolve
+from router.server.calls.stages.shape import shape
 from router.server.calls.stages.validate import validate
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
@@ -31,6 +32,7 @@ Stage = Callable[[ToolCall], Awaitable[None]]
 STAGES: tuple[Stage, ...] = (
     resolve,  # the name to a tool of the current catalog; a held tool may be approved here
     validate,  # the arguments against the tool's input schema
+    shape,  # a transformed tool's fixed and default arguments added (router.shaping)
     authorize,  # the profile and policy in force; a tool that asks first asks the user
     meter,  # the caller's quotas: a call over one never reaches the upstream
     forward,  # to the upstream, its requests relayed to the host, or as a held call

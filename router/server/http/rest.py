@@ -128,7 +128,7 @@ async def healthz(request: Request, response: Response) -> Health | JSONResponse
         personal_connections={s.name: s.principals for s in statuses if s.principals is not None},
         store=StoreHealth.model_validate(state.store.status().as_json()),
         held_tools=sorted(
-            f"{h.record.server}/{h.record.name}" for h in state.snapshot.held.values()
+            f"{h.record.server}/{h.record.called_as}" for h in state.snapshot.held.values()
         ),
         pins=None if pins is None else PinsHealth.model_validate(pins.as_json()),
     )

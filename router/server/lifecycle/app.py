@@ -133,6 +133,7 @@ async def _router_state(
         ranking=ranking,
         names=current.names,
         policy=current.policy,
+        transforms=current.transforms,
         pinning=Pinning(
             settings.pinning,
             # with a shared store, the fleet's pins: no replica trusts on first use

@@ -148,7 +148,7 @@ class ConfigReload:
         state, config = self._state, served(self._started, new)
         settings = state.settings = Settings.from_config(config)  # the one swap
         # Always a rebuild: pins, names and the meta-tools' `k` shape every listing.
-        state.index.reconfigure(settings.pins, settings.policy, settings.names)
+        state.index.reconfigure(settings.pins, settings.policy, settings.names, settings.transforms)
         for name in diff.removed:
             state.index.remove(name)
         await state.pool.reconfigure(config, diff)

@@ -27,6 +27,7 @@ from router.core.naming import NameRules
 from router.policy.profiles import EVERYTHING, Principal, View
 from router.policy.rules import Ruling, ToolPolicy, Verdict
 from router.server.access.visibility import Visibility
+from router.shaping.transforms import Transforms
 
 Mode = Literal["search", "dynamic", "all", "code"]
 
@@ -51,6 +52,8 @@ class Settings:
     """`router.limits.result_tokens`: the limit of a server not (or no longer) configured."""
     quotas: Mapping[str, Quota] = field(default_factory=dict)
     """`router.quotas`, by profile name (`router.server.calls.stages.meter`)."""
+    transforms: Transforms = field(default_factory=lambda: Transforms({}))
+    """The server entries' `tools` sections (`router.shaping.transforms`)."""
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> Settings:
@@ -65,6 +68,7 @@ class Settings:
             result_tokens={name: config.result_tokens_for(name) for name in config.servers},
             default_result_tokens=router.limits.result_tokens,
             quotas=dict(router.quotas),
+            transforms=Transforms.from_config(config),
         )
 
     def result_tokens_for(self, server: str) -> int:

@@ -30,6 +30,7 @@ from router.pinning.watching import watch_approvals
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.server.listing.suggestions import NameMatcher
+from router.shaping.transforms import Transforms
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 
@@ -82,8 +83,12 @@ class LiveIndex:
         names: NameRules | None = None,
         policy: ToolPolicy | None = None,
         pinning: Pinning | None = None,
+        transforms: Transforms | None = None,
     ) -> None:
         self._embedder = embedder
+        self._transforms = transforms or Transforms({})
+        self._problems: frozenset[str] = frozenset()
+        """What the transforms name that the upstreams lack, as last logged."""
         self.pinning = pinning or Pinning()
         self._policy = policy or ToolPolicy()
         self._names = names or NameRules()
@@ -131,9 +136,16 @@ class LiveIndex:
         if self._tools.pop(server, None) is not None:
             self._dirty.set()
 
-    def reconfigure(self, pins: Sequence[str], policy: ToolPolicy, names: NameRules) -> None:
+    def reconfigure(
+        self,
+        pins: Sequence[str],
+        policy: ToolPolicy,
+        names: NameRules,
+        transforms: Transforms | None = None,
+    ) -> None:
         """A config applied while serving: the next rebuild, soon, uses these."""
         self._pins, self._policy, self._names = tuple(pins), policy, names
+        self._transforms = transforms or Transforms({})
         self._reconfigured = True
         self._dirty.set()
 
@@ -201,13 +213,17 @@ class LiveIndex:
             )
             self._reconfigured = False
 
+            transforms = self._transforms
+
             def prepare() -> tuple[list[ToolSpec], tuple[Catalog, dict[str, ToolRecord]] | None]:
                 # In a worker thread: naming, the search texts and a fingerprint per tool
                 # take time that grows with the catalog, off the event loop.
                 wanted = self._catalog_specs(submitted)
                 if wanted == self._built_from and not rebuild_anyway:
                     return wanted, None
-                return wanted, self._allowed(Catalog.from_specs(wanted, self._names))
+                self._report(transforms.problems(submitted))
+                shaped = transforms.apply(wanted)
+                return wanted, self._allowed(Catalog.from_specs(shaped, self._names))
 
             wanted, prepared = await anyio.to_thread.run_sync(prepare)
             if prepared is None:
@@ -255,6 +271,13 @@ class LiveIndex:
     async def wait_changed(self) -> None:
         """Wait for the next snapshot swap."""
         await self._changed.wait()
+
+    def _report(self, problems: Sequence[str]) -> None:
+        """Log what the transforms name that the upstreams lack, each once while it lasts."""
+        now = frozenset(problems)
+        for problem in sorted(now - self._problems):
+            logger.warning("tool transforms: %s", problem)
+        self._problems = now
 
     @staticmethod
     def _catalog_specs(tools: Mapping[str, tuple[ToolSpec, ...]]) -> list[ToolSpec]:
@@ -306,7 +329,7 @@ class LiveIndex:
                 logger.error("%s", clash.describe())
         pinned = resolve_pins(catalog, self._pins)
         records = catalog.records
-        names = NameMatcher([r.qualified_name for r in records], [r.name for r in records])
+        names = NameMatcher.of(records)
         snapshot = Snapshot(
             catalog, retriever, pinned, generation, denied, _flagged(catalog), held, names
         )

@@ -50,9 +50,12 @@ def every_tool(snapshot: Snapshot, pool: UpstreamPool) -> list[types.Tool]:
 
 
 def _listed(record: ToolRecord, definitions: dict[str, types.Tool]) -> types.Tool:
-    own = definitions.get(record.name)
+    own = definitions.get(record.called_as)
     if own is None:  # the upstream re-listed without it; the index has not caught up yet
         return types.Tool.model_validate(to_mcp(record))
+    if record.shaping is not None:  # a config transform: the record is what the model sees
+        shaped = types.Tool.model_validate(to_mcp(record))
+        return shaped.model_copy(update={"icons": own.icons, "execution": own.execution})
     return own.model_copy(update={"name": record.qualified_name})
 
 

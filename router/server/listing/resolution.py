@@ -87,7 +87,7 @@ class ToolNames:
             raise ToolDenied(name, settings.policy.rule_for(held.record).rule)
         if held is not None:
             tool = held.record
-            raise self.index.pinning.refused(name, tool.server, tool.name, held.reason)
+            raise self.index.pinning.refused(name, tool.server, tool.called_as, held.reason)
         raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())
 
     def suggestions(self, name: str, view: View = EVERYTHING) -> tuple[str, ...]:
@@ -105,7 +105,7 @@ class ToolNames:
             if self._matcher is not None and self._matcher[0] == snapshot.generation:
                 return self._matcher[1]
         records = snapshot.catalog.records
-        matcher = NameMatcher([r.qualified_name for r in records], [r.name for r in records])
+        matcher = NameMatcher.of(records)
         with self._lock:
             self._matcher = (snapshot.generation, matcher)  # the current snapshot's only
         return matcher

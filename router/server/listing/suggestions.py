@@ -18,8 +18,10 @@ from __future__ import annotations
 import difflib
 import heapq
 import string
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
+
+from router.core.catalog import ToolRecord
 
 if TYPE_CHECKING:  # numpy loads with the first snapshot's names, in the rebuild's thread
     import numpy as np
@@ -37,10 +39,15 @@ class NameMatcher:
     """One snapshot's names, ready to be matched against (blocking: build it and match
     in a worker thread)."""
 
-    def __init__(self, names: Sequence[str], bare: Sequence[str]) -> None:
+    def __init__(
+        self, names: Sequence[str], bare: Sequence[str], former: Mapping[str, int] | None = None
+    ) -> None:
         import numpy as np
 
         self.names = list(names)
+        self._former = dict(former or {})
+        """A renamed tool's names before the rename (`router.shaping`), to its position: a
+        call by the old name is pointed at the new one."""
         self._bare: dict[str, list[int]] = {}
         for position, name in enumerate(bare):
             self._bare.setdefault(name, []).append(position)
@@ -57,6 +64,16 @@ class NameMatcher:
         # characters outside the alphabet share the last column: the bound stays a bound
         self._counts = np.minimum(counts, 255).astype(np.uint8).reshape(len(encoded), width)
 
+    @classmethod
+    def of(cls, records: Sequence[ToolRecord]) -> NameMatcher:
+        """The matcher of a catalog's records, renamed tools known by their old names too."""
+        former: dict[str, int] = {}
+        for position, record in enumerate(records):
+            if record.called_as != record.name:
+                former[record.called_as] = position
+                former[f"{record.server}__{record.called_as}"] = position
+        return cls([r.qualified_name for r in records], [r.name for r in records], former)
+
     def close(self, name: str, hidden: Collection[int] = ()) -> tuple[str, ...]:
         """Up to three close matches of `name` among the names not at a `hidden` position;
         else the qualified names of tools whose own name is `name`."""
@@ -64,6 +81,9 @@ class NameMatcher:
 
         if len(name) > MAX_NAME or not self.names:
             return ()
+        renamed = self._former.get(name)
+        if renamed is not None and renamed not in hidden:
+            return (self.names[renamed],)
         bound = self._bound(name)
         if hidden:
             bound[np.fromiter(hidden, dtype=np.intp, count=len(hidden))] = -1.0

@@ -62,14 +62,14 @@ async def _answer(call: ToolCall, progress: ProgressFnT | None) -> Answer:
             if answers is not None and is_modern(ctx):
                 return await state.pool.call_tool_round(
                     tool.server,
-                    tool.name,
+                    tool.called_as,
                     call.arguments,
                     answers=answers,
                     progress_callback=progress,
                 )
             return await state.pool.call_tool(
                 tool.server,
-                tool.name,
+                tool.called_as,
                 call.arguments,
                 progress_callback=progress,
                 handshake_host=not is_modern(ctx),
@@ -104,7 +104,7 @@ async def _held(call: ToolCall, report: ProgressFnT | None) -> Answer:
             async with state.relay.calling(ctx, tool.server, held=held):
                 with for_host(capabilities):
                     return await state.pool.call_tool(
-                        tool.server, tool.name, arguments, progress_callback=relayed
+                        tool.server, tool.called_as, arguments, progress_callback=relayed
                     )
         except UpstreamError as exc:
             logger.warning("call to %s failed: %s", tool.qualified_name, exc)
