@@ -704,3 +704,38 @@ def test_a_server_with_its_own_authorization_header_needs_no_sign_in(machine: Ma
     done = machine.run("--install", "cursor", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "sign-in" not in done.stderr and "auth login" not in done.stderr
+
+
+def test_endpoints_give_each_host_its_servers_and_install_serves_the_hosts_own(
+    machine: Machine,
+) -> None:
+    """`--endpoints`: one endpoint per host, a server two hosts share in both; `--install`
+    then makes that host's entry serve its own endpoint."""
+    machine.write(
+        {
+            "<config>/Claude/claude_desktop_config.json": CLAUDE_DESKTOP,
+            "~/.cursor/mcp.json": CURSOR,
+            "~/.codeium/windsurf/mcp_config.json": WINDSURF,
+        }
+    )
+    out = machine.home / "router" / "servers.json"
+    done = machine.run("--endpoints", "--install", "cursor", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["router"]["endpoints"] == {
+        "claude-desktop": {"servers": ["filesystem", "github"]},
+        "cursor": {"servers": ["github-cursor", "local-db"]},
+        "windsurf": {"servers": ["github", "figma", "zapier"]},
+    }
+    entry = _decode(machine.path(INSTALL_FILES["cursor"]))["mcpServers"]["mcp-router"]
+    assert entry["args"] == ["serve", "--config", str(out), "--endpoint", "cursor"]
+    config = load_config(out, environ=EVERY_VARIABLE)  # what `serve --endpoint` reads
+    assert set(config.router.endpoints) == {"claude-desktop", "cursor", "windsurf"}
+
+    # a second import keeps an endpoint the user added, and rewrites the hosts' own
+    own = {**written["router"]["endpoints"], "mine": {"servers": ["github"], "k": 3}}
+    out.write_text(json.dumps({**written, "router": {"endpoints": own}}), encoding="utf-8")
+    again = machine.run("--endpoints", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["router"]["endpoints"] == own

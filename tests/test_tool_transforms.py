@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,36 @@ def test_the_pinned_definition_is_the_upstreams_own() -> None:
     shaped = Catalog.from_specs(Transforms.from_config(cfg).apply([spec])).records[0]
     assert (shaped.name, shaped.called_as, shaped.key) == ("u", "t", ("s", "t"))
     assert fingerprint(definition(shaped)) == fingerprint(definition(plain))
+
+
+# -- docs/transforms.md -------------------------------------------------------------------
+
+
+async def test_the_documented_example_lists_and_calls_as_documented() -> None:
+    text = (ROOT / "docs" / "transforms.md").read_text("utf-8")
+    documented = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.DOTALL)]
+    example, listed = documented[0], documented[1]
+    entry = example["mcpServers"]["tracker"]
+    entry.update(script("tracker"))  # the documented `tracker-mcp` is tests/upstreams/tracker.py
+    async with (
+        http_front(config(example["mcpServers"], mode="all")) as front,
+        streamable_client(front.mcp) as client,
+    ):
+        with anyio.fail_after(LIMIT):
+            await until_indexed(front.state)
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            await client.call_tool("tracker__create_ticket", {"ttl": "Login is broken"})
+            calls = await reached(client)
+
+    live = tools[listed["name"]].model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert live["description"] == listed["description"]
+    assert live["_meta"] == listed["_meta"]
+    for key in ("properties", "required", "type"):
+        assert live["inputSchema"][key] == listed["inputSchema"][key]
+    assert "tracker__tkt_rm" not in tools
+    assert calls == [
+        {
+            "tool": "tkt_new",
+            "arguments": {"proj": "OPS", "ttl": "Login is broken", "txt": "", "pri": 2},
+        }
+    ]

@@ -1,7 +1,8 @@
 """`mcp-router import`: gather the MCP servers of every host into one router config.
 
 ```
-mcp-router import [SOURCE ...] [--out FILE] [--install HOST] [--dry-run] [--project DIR]
+mcp-router import [SOURCE ...] [--out FILE] [--install HOST] [--endpoints] [--dry-run]
+                  [--project DIR]
 ```
 
 Reads Claude Desktop, Claude Code, Cursor, VS Code, Windsurf and Codex configs (each host's
@@ -16,7 +17,9 @@ entry, `mcp-router`, that serves the new config, after copying the file to
 `<file>.bak-YYYYmmdd-HHMMSS`; every other setting in the file stays as it was, and the
 report names the `mcp-router auth login` command of each remote server that may need a
 sign-in (one without its own `Authorization` header). `--dry-run` prints the change as a
-unified diff and writes nothing.
+unified diff and writes nothing. `--endpoints` also writes one endpoint per host into
+`router.endpoints` (`router.config.shaping`), each with that host's servers; with
+`--install HOST`, the host's entry serves its own endpoint (`serve --endpoint HOST`).
 
 Exit codes: 0 done; 2 bad input (a SOURCE that is missing or unreadable, a host file that
 does not parse, nothing found, an entry of the host being installed that cannot be
@@ -26,7 +29,6 @@ imported); 1 a file could not be written.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -47,7 +49,7 @@ from router.hosts.discovery import (
     host_files,
     install_target,
 )
-from router.hosts.entries import FileRead, Found, RouterEntry, Skipped
+from router.hosts.entries import ROUTER_CONFIG_LABEL, FileRead, Found, RouterEntry, Skipped
 from router.hosts.oauth import needs_sign_in
 
 if TYPE_CHECKING:  # router.hosts.merge loads pydantic: not for `--help`
@@ -87,6 +89,13 @@ def register(subparsers: Any) -> None:
         "--dry-run", action="store_true", help="print the changes as a diff; write nothing"
     )
     parser.add_argument(
+        "--endpoints",
+        action="store_true",
+        help="also write one endpoint per host into router.endpoints, each serving that "
+        "host's servers (at /mcp/HOST, or `serve --endpoint HOST`); with --install, the host "
+        "is given its own endpoint",
+    )
+    parser.add_argument(
         "--project",
         type=Path,
         metavar="DIR",
@@ -105,18 +114,20 @@ def run(args: argparse.Namespace) -> int:
     )
     plan = _plan(args, places)
     found_servers = [found for read in plan.reads for found in read.found]
-    from router.hosts.merge import merge
+    from router.hosts.merge import config_text, host_endpoints, merge
 
     merged = merge(found_servers)
     out = _out_path(args, places)
-    config = _config_text(merged, out)
+    endpoints = host_endpoints(merged) if args.endpoints else None
+    config = config_text(merged, _existing_router_section(out), endpoints, out)
     _report(plan, merged, out)
     changes: list[tuple[Path, str | None, str]] = []
     if out is not None:
         changes.append((out, _read(out), config))
     if args.install:
         assert out is not None  # --install always has an out file
-        changes.append(_install_change(args.install, plan, places, out))
+        endpoint = args.install if endpoints and args.install in endpoints else None
+        changes.append(_install_change(args.install, plan, places, out, endpoint))
     if args.dry_run:
         for path, old, new in changes:
             if old != new:
@@ -199,7 +210,7 @@ def _plan(args: argparse.Namespace, places: Places) -> _Plan:
         for router in read.routers:  # an earlier install: its servers are in its config
             if router.config is not None and router.config.is_file():
                 fmt = _sniff(router.config, places)
-                fmt = replace(fmt, label="router config") if fmt.host == "file" else fmt
+                fmt = replace(fmt, label=ROUTER_CONFIG_LABEL) if fmt.host == "file" else fmt
                 served.append((fmt, router.config))
         queue[0:0] = served  # read next, where the host had them: names stay as they were
     if not any(read.found for read in plan.reads):
@@ -252,18 +263,6 @@ def _out_path(args: argparse.Namespace, places: Places) -> Path | None:
     return out.expanduser().resolve()
 
 
-def _config_text(merged: Merged, out: Path | None) -> str:
-    from router.config import parse_config
-    from router.hosts.merge import EVERY_VARIABLE
-
-    document: dict[str, Any] = {"mcpServers": merged.servers}
-    existing = _existing_router_section(out)
-    if existing is not None:
-        document["router"] = existing
-    parse_config(document, source=out, environ=EVERY_VARIABLE)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
 def _existing_router_section(out: Path | None) -> dict[str, Any] | None:
     """An existing `--out` config's `router` section: kept, so settings survive a re-import."""
     if out is None or not out.is_file():
@@ -274,7 +273,7 @@ def _existing_router_section(out: Path | None) -> dict[str, Any] | None:
 
 
 def _install_change(
-    host: str, plan: _Plan, places: Places, out: Path
+    host: str, plan: _Plan, places: Places, out: Path, endpoint: str | None = None
 ) -> tuple[Path, str | None, str]:
     target = install_target(places, host, _settings(places))
     read = plan.install_read
@@ -285,7 +284,7 @@ def _install_change(
             f"not start it. Fix: correct or remove it in {target.path}, then run again."
         )
     old = _read(target.path)
-    command, args = files.launcher(out)
+    command, args = files.launcher(out, endpoint)
     new = target.format.install(old or "", command, args)
     target.format.check_install(old or "", new, target.path, command, args)
     return target.path, old, new

@@ -38,6 +38,12 @@ def register(subparsers: Any) -> None:
         "(postgresql://user@host:5432/db; overrides router.store's url): replicas that share "
         "it embed nothing another already embedded",
     )
+    parser.add_argument(
+        "--endpoint",
+        metavar="NAME",
+        help="serve one of router.endpoints on stdio: its servers, tools, mode, k, pins and "
+        "policy (the HTTP front serves each at /mcp/NAME)",
+    )
     serve_http.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     config = with_store(load_config(args.config), args.store)
     if config.router.store is not None:
         check_store(config)
-    if config.router.mode == "code":  # a missing sandbox is named before anything starts
+    if "code" in config.modes:  # a missing sandbox is named before anything starts
         from router.code_mode.sandbox import require_sandbox
 
         require_sandbox()
@@ -59,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
         """The file again, as it is now, with the same flags (applied while serving)."""
         return with_store(load_config(args.config), args.store)
 
+    endpoint = getattr(args, "endpoint", None)
+    if endpoint is not None:
+        check_endpoint(config, endpoint, http=args.http)
     if args.http:
         from router.server.lifecycle.app import load_default_embedder as load_model
 
@@ -72,8 +81,30 @@ def run(args: argparse.Namespace) -> int:
     from router.server.lifecycle.stdio import serve_stdio
 
     embedder = None if args.bm25_only else load_default_embedder(config)
+    if endpoint is not None:
+        from router.server.access.endpoint import enter_endpoint
+
+        logger.info("serving endpoint %s (router.endpoints)", endpoint)
+        enter_endpoint(endpoint)  # the whole serve, every task of it, is that endpoint's
     anyio.run(serve_stdio, config, embedder, read_config)
     return 0
+
+
+def check_endpoint(config: RouterConfig, name: str, *, http: bool) -> None:
+    """`--endpoint NAME` names an endpoint of the file, on stdio."""
+    where = config.source or "the config"
+    if http:
+        raise ConfigError(
+            f"--endpoint {name}: the HTTP front serves every endpoint, each at /mcp/{name} "
+            "and /sse/NAME. Fix: drop --endpoint, or serve on stdio."
+        )
+    known = config.router.endpoints
+    if name not in known:
+        names = ", ".join(sorted(known)) or "none"
+        raise ConfigError(
+            f"{where}: router.endpoints has no endpoint '{name}' (known: {names}). Fix: "
+            "add it to router.endpoints, or name one of those."
+        )
 
 
 def with_store(config: RouterConfig, url: str | None) -> RouterConfig:

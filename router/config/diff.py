@@ -31,6 +31,7 @@ LIVE_SETTINGS = frozenset(
         "include",
         "exclude",
         "start",
+        "endpoints",
     }
 )
 """`router` settings a serving router adopts as soon as it reads them."""

@@ -16,7 +16,8 @@ def name_rules(config: RouterConfig) -> NameRules:
     but pass-through)."""
     unprefixed = frozenset(n for n, s in config.enabled_servers().items() if not s.prefix)
     meta = frozenset((SEARCH_TOOLS, CALL_TOOL, READ_RESULT))  # read_result: called, not listed
-    if config.router.mode == "code":
+    modes = config.modes  # the router's and its endpoints' (`router.endpoints`)
+    if "code" in modes:
         meta |= {EXECUTE}
-    reserved = frozenset() if config.router.mode == "all" else meta
+    reserved = frozenset() if modes == {"all"} else meta
     return NameRules(unprefixed=unprefixed, reserved=reserved)

@@ -30,7 +30,7 @@ from router.config.defaults import (
 )
 from router.config.fields import ExpandedText, Pattern, Text
 from router.config.oauth import OAuthSettings
-from router.config.transforms import ToolTransform, check_transforms
+from router.config.shaping import ToolTransform, check_transforms
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
@@ -157,7 +157,7 @@ class _ServerBase(BaseModel):
         default_factory=dict
     )
     """Transforms of the upstream's tools, keyed by its tool names or globs
-    (`router/config/transforms.py`): applied live, without restarting the upstream."""
+    (`router/config/shaping.py`): applied live, without restarting the upstream."""
 
     @property
     def connect_mode(self) -> str:

@@ -44,6 +44,7 @@ from router.config.servers import (
     StdioServer,
     Timeouts,
 )
+from router.config.shaping import Endpoint, EndpointName
 from router.core.errors import ConfigError
 
 __all__ = [
@@ -225,6 +226,9 @@ class RouterSettings(BaseModel):
     store: Store | None = None
     """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
     `cache_dir` and in-process exact search, which a single user needs nothing more than."""
+    endpoints: dict[EndpointName, Endpoint] = Field(default_factory=dict)
+    """Named views, each served at `/mcp/NAME` and `/sse/NAME` (`serve --endpoint NAME` on
+    stdio) with its own servers, tools, mode, k, pins and policy (`router.config.shaping`)."""
     start: Start = "auto"
     """When upstreams start (`Start`); a server entry's own `start` wins."""
     reload: Literal["watch", "signal", "off"] = "watch"
@@ -312,6 +316,25 @@ class RouterConfig(BaseModel):
                     'set router.secrets_key to {"env": "VAR"} or {"file": "PATH"}.'
                 )
         return self
+
+    @model_validator(mode="after")
+    def _endpoints_name_servers(self) -> RouterConfig:
+        for name, endpoint in self.router.endpoints.items():
+            for index, server in enumerate(endpoint.servers):
+                if server not in self.servers:
+                    known = ", ".join(sorted(self.servers)) or "none"
+                    raise ConfigError(
+                        f"router.endpoints.{name}.servers[{index}]: '{server}' is not a "
+                        f"server in mcpServers (known: {known}). Fix: correct the name or "
+                        "remove it."
+                    )
+        return self
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """Every mode something is served in: the router's and its endpoints'."""
+        own = {e.mode for e in self.router.endpoints.values() if e.mode is not None}
+        return frozenset({self.router.mode, *own})
 
     def enabled_servers(self) -> dict[str, StdioServer | RemoteServer]:
         """Servers to start: all less `router.disabled` and entries with `disabled: true`."""

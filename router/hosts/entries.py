@@ -31,6 +31,7 @@ from typing import Any
 from router.hosts import oauth
 
 __all__ = [
+    "ROUTER_CONFIG_LABEL",
     "Found",
     "RouterEntry",
     "Skipped",
@@ -42,6 +43,9 @@ __all__ = [
     "launches_router",
     "served_config",
 ]
+
+ROUTER_CONFIG_LABEL = "router config"
+"""The label of the servers read from a router config that an earlier `--install` serves."""
 
 # Keys of a router server entry that pass through as they are (a router config as a source).
 _ROUTER_KEYS = (

@@ -59,12 +59,14 @@ def unified_diff(path: Path, old: str | None, new: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def launcher(config: Path) -> tuple[str, list[str]]:
-    """The command and arguments that serve `config` with this very installation: the
-    `mcp-router` script beside this Python, else `python -m router`."""
+def launcher(config: Path, endpoint: str | None = None) -> tuple[str, list[str]]:
+    """The command and arguments that serve `config` (its `endpoint`, if given) with this
+    very installation: the `mcp-router` script beside this Python, else `python -m router`."""
     executable = Path(sys.executable)  # not resolved: a venv's python is a link
     script = executable.parent / ("mcp-router.exe" if os.name == "nt" else "mcp-router")
     serve: Sequence[str] = ("serve", "--config", str(config))
+    if endpoint is not None:
+        serve = (*serve, "--endpoint", endpoint)
     if script.is_file() and os.access(script, os.X_OK):
         return str(script), list(serve)
     return str(executable), ["-m", "router", *serve]

@@ -11,14 +11,17 @@ name distinct, and nothing left out without saying so.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from router.config import parse_config
+from router.config.shaping import ENDPOINT_NAME
 from router.core.errors import ConfigError
-from router.hosts.entries import Found, identity
+from router.hosts.entries import ROUTER_CONFIG_LABEL, Found, identity
 
 __all__ = ["EVERY_VARIABLE", "Merged", "Outcome", "merge"]
 
@@ -117,3 +120,40 @@ def _router_objection(entry: dict[str, Any]) -> str | None:
         ]
         return "; ".join(lines)
     return None
+
+
+def host_endpoints(merged: Merged) -> dict[str, dict[str, Any]]:
+    """One endpoint per host the servers came from, each with that host's servers under
+    their names in the router config (a server two hosts share is in both)."""
+    endpoints: dict[str, dict[str, Any]] = {}
+    for outcome in merged.outcomes:
+        found = outcome.found
+        if outcome.kind == "invalid" or found.label == ROUTER_CONFIG_LABEL:
+            continue  # a router config's servers belong to no host: its endpoints are kept
+        host = found.host if found.host != "file" else Path(found.where).stem
+        name = "".join(ch if ch.isalnum() or ch in "_-" else "-" for ch in host).strip("-_")
+        if not re.match(ENDPOINT_NAME, name):
+            name = f"host-{name}"[:64]
+        servers = endpoints.setdefault(name, {"servers": []})["servers"]
+        if outcome.name not in servers:
+            servers.append(outcome.name)
+    return endpoints
+
+
+def config_text(
+    merged: Merged,
+    router: dict[str, Any] | None,
+    endpoints: dict[str, dict[str, Any]] | None,
+    source: Path | None,
+) -> str:
+    """The router config `import` writes: the merged servers, the `router` section of the
+    file it replaces (kept, so settings survive a re-import), with the hosts' endpoints
+    replacing theirs and every other endpoint kept; checked as `serve` would read it."""
+    document: dict[str, Any] = {"mcpServers": merged.servers}
+    if router is not None:
+        document["router"] = router
+    if endpoints:
+        section = document.setdefault("router", {})
+        section["endpoints"] = {**section.get("endpoints", {}), **endpoints}
+    parse_config(document, source=source, environ=EVERY_VARIABLE)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

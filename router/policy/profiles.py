@@ -48,10 +48,13 @@ class View:
 
     profiles: tuple[str, ...] | None
     """Names of the matching profiles, sorted; () sees nothing, None everything."""
+    endpoint: str | None = None
+    """The endpoint the request came in at (`router.endpoints`), which narrows the view
+    further; None: the router itself."""
 
     @property
     def unrestricted(self) -> bool:
-        return self.profiles is None
+        return self.profiles is None and self.endpoint is None
 
 
 EVERYTHING = View(None)

@@ -14,7 +14,7 @@ Each ruling names the rule that made it, so refusals can say which setting to ch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from router.config import RouterConfig
@@ -37,6 +37,7 @@ class Ruling:
 
 
 ALLOWED = Ruling(Verdict.ALLOW)
+_STRICTNESS = {Verdict.ALLOW: 0, Verdict.CONFIRM: 1, Verdict.DENY: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,11 @@ class ToolPolicy:
     hold_flagged: bool = False
     """Deny every tool whose text reads like instructions to the model
     (`router.policy.injection`)."""
+    where: str = "router.policy"
+    """Where these rules are in the config file, for the rulings' names."""
+    narrower: ToolPolicy | None = None
+    """More rules that also apply (an endpoint's, `router.endpoints`): the stricter ruling
+    of the two wins, deny over confirm over allow."""
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> ToolPolicy:
@@ -66,25 +72,39 @@ class ToolPolicy:
     @property
     def restricts(self) -> bool:
         """Whether any tool can be denied (else nothing needs filtering)."""
-        return bool(self.allow or self.deny or self.hold_flagged)
+        own = bool(self.allow or self.deny or self.hold_flagged)
+        return own or (self.narrower is not None and self.narrower.restricts)
+
+    def narrowed(self, other: ToolPolicy) -> ToolPolicy:
+        """These rules with `other`'s applying too (the stricter ruling wins)."""
+        inner = other if self.narrower is None else self.narrower.narrowed(other)
+        return replace(self, narrower=inner)
 
     def rule_for(self, record: ToolRecord) -> Ruling:
+        own = self._own_rule(record)
+        if self.narrower is None or own.verdict is Verdict.DENY:
+            return own
+        other = self.narrower.rule_for(record)
+        return other if _STRICTNESS[other.verdict] > _STRICTNESS[own.verdict] else own
+
+    def _own_rule(self, record: ToolRecord) -> Ruling:
+        where = self.where
         for pattern in self.deny:
             if matches(record, pattern):
-                return Ruling(Verdict.DENY, f"router.policy.deny {pattern!r}")
+                return Ruling(Verdict.DENY, f"{where}.deny {pattern!r}")
         if self.allow and not any(matches(record, pattern) for pattern in self.allow):
-            return Ruling(Verdict.DENY, "router.policy.allow (no pattern names it)")
+            return Ruling(Verdict.DENY, f"{where}.allow (no pattern names it)")
         if self.hold_flagged:
             rules = flagged_rules(record)
             if rules:
                 return Ruling(
                     Verdict.DENY,
-                    f"router.policy.hold_flagged (its text reads like instructions to the "
+                    f"{where}.hold_flagged (its text reads like instructions to the "
                     f"model: {', '.join(rules)})",
                 )
         for pattern in self.confirm:
             if matches(record, pattern):
-                return Ruling(Verdict.CONFIRM, f"router.policy.confirm {pattern!r}")
+                return Ruling(Verdict.CONFIRM, f"{where}.confirm {pattern!r}")
         if record.server in self.confirm_destructive and _destructive(record):
             return Ruling(
                 Verdict.CONFIRM,

@@ -1,5 +1,5 @@
 """Tool transforms: each server entry's `tools` section applied to the tools its upstream
-lists (`router/config/transforms.py` has the settings).
+lists (`router/config/shaping.py` has the settings).
 
 The index reads tools through `Transforms.apply`, so search, listings, validation and code
 mode all see the transformed tool; the call gets the fixed and default values back
@@ -21,7 +21,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from router.config import RouterConfig
-from router.config.transforms import ToolTransform, is_glob
+from router.config.shaping import ToolTransform, is_glob
 from router.core.catalog import JsonObject, Shaping, ToolSpec
 
 __all__ = ["Transforms", "merged"]

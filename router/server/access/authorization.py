@@ -35,7 +35,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
 
-from router.policy.profiles import EVERYTHING, Principal, View
+from router.policy.profiles import Principal, View
 from router.upstream.personal.acting import Acting, acting_as, enter_acting
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ REST_RULES: Mapping[str, Rule] = {
 UNGUARDED_ROUTES: Mapping[str, Literal["mcp", "open"]] = {
     "/mcp": "mcp",
     "/sse": "mcp",
+    "/mcp/{endpoint}": "mcp",
+    "/sse/{endpoint}": "mcp",
     "/messages/": "mcp",
     "/messages": "mcp",
     "/": "open",
@@ -155,7 +157,7 @@ def access_for(visibility: Visibility, *, operator_token: bool = False) -> Acces
     principal = visibility.principal()
     return Access(
         principal,
-        visibility.view() if visibility.profiles else EVERYTHING,
+        visibility.view(),
         operator_token or visibility.is_operator(principal),
         visibility,
     )

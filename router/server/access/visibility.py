@@ -10,16 +10,19 @@ the current snapshot only, for at most `MAX_VIEWS` views (a few profiles make fe
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
 from router.config import RouterConfig
 from router.core.catalog import ToolRecord
 from router.policy.profiles import EVERYTHING, OperatorRule, Principal, Profiles, View
+from router.server.access.endpoint import requested_endpoint
 from router.server.listing.index import Snapshot
+from router.shaping.endpoints import EndpointFilter, endpoint_filters
 
 MAX_VIEWS = 64
 MAX_GROUPS = 256
@@ -52,8 +55,11 @@ class Visibility:
         *,
         operators: OperatorRule | None = None,
         identities: bool = False,
+        endpoints: Mapping[str, EndpointFilter] | None = None,
     ) -> None:
         self.profiles = profiles or Profiles({})
+        self.endpoints = dict(endpoints or {})
+        """`router.endpoints`, each narrowing the view of a request made at it."""
         self.groups_claim = groups_claim
         self.operators = operators or OperatorRule()
         self.identities = identities
@@ -69,21 +75,30 @@ class Visibility:
             oauth.groups_claim if oauth else "groups",
             operators=OperatorRule(config.router.operators),
             identities=oauth is not None,
+            endpoints=endpoint_filters(config),
         )
 
     def principal(self) -> Principal | None:
         return current_principal(self.groups_claim)
 
     def view(self) -> View:
-        """The current request's view."""
-        if not self.profiles:
-            return EVERYTHING
-        return self.profiles.view_for(self.principal())
+        """The current request's view: its principal's profiles, at its endpoint."""
+        view = self.profiles.view_for(self.principal()) if self.profiles else EVERYTHING
+        endpoint = requested_endpoint()
+        return view if endpoint is None else dataclasses.replace(view, endpoint=endpoint)
 
     def permits(self, view: View, record: ToolRecord) -> bool:
+        if view.endpoint is not None:
+            found = self.endpoints.get(view.endpoint)
+            if found is None or not found.permits(record):  # an endpoint gone: nothing
+                return False
         return self.profiles.permits(view, record)
 
     def permits_server(self, view: View, server: str) -> bool:
+        if view.endpoint is not None:
+            found = self.endpoints.get(view.endpoint)
+            if found is None or not found.permits_server(server):
+                return False
         return self.profiles.permits_server(view, server)
 
     def is_operator(self, principal: Principal | None) -> bool:
@@ -111,7 +126,7 @@ class Visibility:
         found = frozenset(
             position
             for position, record in enumerate(snapshot.catalog.records)
-            if not self.profiles.permits(view, record)
+            if not self.permits(view, record)
         )
         with self._lock:
             # only the current snapshot is asked about: older generations go

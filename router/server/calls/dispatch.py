@@ -42,7 +42,8 @@ async def call_tool(
     if state.settings.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
         # pass-through lists upstream tools only, and one may be named like a meta-tool
         return await run_call(ctx, state, params.name, arguments, answers)
-    if state.code is not None and params.name in code_tools.NAMES:  # code mode's own tools
+    in_code_mode = state.code is not None and state.settings.mode == "code"
+    if in_code_mode and params.name in code_tools.NAMES:  # code mode's own tools
         run = partial(code_tools.call, ctx, state, params.name, arguments, answers, run_call)
         if state.audit is None or params.name == SEARCH_TOOLS:
             return await run()

@@ -118,8 +118,8 @@ class CodeRuns:
 
     @classmethod
     def from_config(cls, config: RouterConfig, sealer: Sealer | None = None) -> CodeRuns | None:
-        """Code mode's runs, None in the other modes."""
-        if config.router.mode != "code":
+        """Code mode's runs, None when neither the router nor an endpoint is in code mode."""
+        if "code" not in config.modes:
             return None
         return cls(Sandbox(config.router.code), config.router.limits.result_tokens, sealer)
 

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http import EventStore
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.routing import BaseRoute, Route
@@ -37,12 +39,15 @@ from starlette.types import Message, Receive, Scope, Send
 from router.core.errors import HttpRefusal
 from router.sdk.internals import hook_sessions, open_session_count
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS
+from router.server.access.endpoint import at_endpoint, requested_endpoint
 from router.server.access.visibility import current_principal
 from router.server.http.errors import JsonRpcErrors, error_response
 from router.server.http.event_store import RETRY_MS, BoundedEventStore, owner_key
 from router.server.lifecycle.state import RouterState
 
 MESSAGES_PATH = "/messages/"
+ENDPOINT_MCP, ENDPOINT_SSE = "/mcp/{endpoint}", "/sse/{endpoint}"
+"""A named endpoint's streamable HTTP and legacy SSE (`router.endpoints`)."""
 SSE_SESSION_HEADER = "x-mcp-router-session"
 """The `GET /sse` response header naming the session, for a load balancer's stickiness."""
 _SESSION_ID = re.compile(rb"[?&]session_id=([0-9a-f]+)")
@@ -77,11 +82,25 @@ class McpEndpoints:
             retry_interval=RETRY_MS,
             max_request_body_size=max_body_bytes,
         )
+        self._endpoint_of: dict[str, str | None] = {}
+        """Each streamable-HTTP session's endpoint (`router.endpoints`), bound when it opens
+        (as many as the manager's sessions, which it bounds)."""
+        self._sse_endpoint_of: dict[str, str | None] = {}
+        """Each legacy SSE stream's endpoint, by its session id (at most `MAX_SSE_STREAMS`)."""
+
+        def opened(session_id: str) -> EventStore:
+            self._endpoint_of[session_id] = requested_endpoint()
+            return self.events.for_session(session_id, owner_key())
+
+        def closed(session_id: str) -> None:
+            self._endpoint_of.pop(session_id, None)
+            self.events.forget(session_id)
+
         hook_sessions(
             self.manager,
             admits=lambda: self._session_refusal() is None,
-            opened=lambda session_id: self.events.for_session(session_id, owner_key()),
-            closed=self.events.forget,
+            opened=opened,
+            closed=closed,
         )
         self.sse = SseServerTransport(
             MESSAGES_PATH, security_settings=None, max_request_body_size=max_body_bytes
@@ -111,6 +130,10 @@ class McpEndpoints:
         the principal's share (429); None for everything the SDK's manager should answer."""
         headers = Headers(scope=scope)  # the first of repeated headers, as the SDK reads them
         session_id = headers.get("mcp-session-id")
+        bound = self._endpoint_of.get(session_id, ...) if session_id is not None else ...
+        if bound is not ... and bound != requested_endpoint():
+            # a session is its endpoint's: another endpoint's path does not know it
+            return HttpRefusal(404, "Session not found at this endpoint")
         if scope["method"] == "POST" and session_id is None:
             # a handshake-era request opens a session; a 2026-07-28 one stands alone
             revision = headers.get("mcp-protocol-version")
@@ -151,13 +174,21 @@ class McpEndpoints:
         self._sse_sessions += 1
         if key is not None:
             self._sse_by_principal[key] += 1
+        endpoint, ids = requested_endpoint(), []
+
+        def bind(session_id: str) -> None:
+            ids.append(session_id)
+            self._sse_endpoint_of[session_id] = endpoint
+
         try:
-            named = _SessionHeader(send)
+            named = _SessionHeader(send, bind)
             async with self.sse.connect_sse(scope, receive, named) as (read_stream, write_stream):
                 await self.server.run(
                     read_stream, write_stream, self.server.create_initialization_options()
                 )
         finally:
+            for session_id in ids:
+                self._sse_endpoint_of.pop(session_id, None)
             self._sse_sessions -= 1
             if key is not None:
                 self._sse_by_principal[key] -= 1
@@ -165,7 +196,11 @@ class McpEndpoints:
                     del self._sse_by_principal[key]
 
     async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.sse.handle_post_message(scope, receive, send)
+        """A message for a legacy SSE session, served at the endpoint its stream opened at."""
+        found = _SESSION_ID.search(b"?" + scope.get("query_string", b""))
+        session_id = found[1].decode() if found is not None else None
+        with at_endpoint(self._sse_endpoint_of.get(session_id) if session_id else None):
+            await self.sse.handle_post_message(scope, receive, send)
 
 
 def _too_many(what: str, remedy: str) -> HttpRefusal:
@@ -182,8 +217,9 @@ class _SessionHeader:
     the response start until the first body chunk, the `endpoint` event naming the session
     (the SDK picks the id and writes that event first)."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, bind: Callable[[str], None]) -> None:
         self._send = send
+        self._bind = bind
         self._start: Message | None = None
 
     async def __call__(self, message: Message) -> None:
@@ -194,6 +230,7 @@ class _SessionHeader:
             start, self._start = self._start, None
             found = _SESSION_ID.search(message.get("body", b""))
             if found is not None:
+                self._bind(found[1].decode())
                 headers = [*start.get("headers", []), (SSE_SESSION_HEADER.encode(), found[1])]
                 start = {**start, "headers": headers}
             await self._send(start)
@@ -212,11 +249,36 @@ class _Lookup:
         await getattr(endpoints, self.name)(scope, receive, send)
 
 
+class _AtEndpoint:
+    """`/mcp/NAME` and `/sse/NAME`: the MCP endpoint, served as endpoint NAME
+    (`router.endpoints`; `router.server.access.endpoint`). A name the config in force does
+    not define is 404, before the transport sees the request."""
+
+    def __init__(self, app: _Lookup) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        name = scope.get("path_params", {}).get("endpoint")
+        state: RouterState = scope["state"]["router"]
+        known = state.config_settings.endpoints
+        if not isinstance(name, str) or name not in known:
+            names = ", ".join(sorted(known)) or "none"
+            refusal = HttpRefusal(404, f"no endpoint {name!r} (router.endpoints: {names})")
+            await error_response(refusal, mcp=True)(scope, receive, send)
+            return
+        with at_endpoint(name):
+            await self.app(scope, receive, send)
+
+
 def mcp_routes() -> list[BaseRoute]:
-    """`/mcp`, `/sse`, `/messages/` (and `/messages`, which would otherwise redirect)."""
+    """`/mcp`, `/sse`, `/messages/` (and `/messages`, which would otherwise redirect), and
+    each endpoint's `/mcp/NAME` and `/sse/NAME`."""
+    at = _AtEndpoint
     return [
         Route("/mcp", JsonRpcErrors(_Lookup("streamable_http")), include_in_schema=False),
         Route("/sse", JsonRpcErrors(_Lookup("sse_stream")), include_in_schema=False),
+        Route(ENDPOINT_MCP, JsonRpcErrors(at(_Lookup("streamable_http"))), include_in_schema=False),
+        Route(ENDPOINT_SSE, JsonRpcErrors(at(_Lookup("sse_stream"))), include_in_schema=False),
         Route(MESSAGES_PATH, JsonRpcErrors(_Lookup("sse_message")), include_in_schema=False),
         Route("/messages", JsonRpcErrors(_Lookup("sse_message")), include_in_schema=False),
     ]

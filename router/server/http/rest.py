@@ -62,8 +62,10 @@ async def route_tools(body: RouteRequest, request: Request) -> RouteResponse:
             costs=costs,
             metrics=state.metrics,
             visibility=state.visibility,
+            pinned=pinned,
         )
 
+    pinned = state.pinned()  # the endpoint's, with `?endpoint=`
     return await anyio.to_thread.run_sync(run)
 
 

@@ -76,13 +76,14 @@ def route(
     costs: ListCosts,
     metrics: RouterMetrics | None = None,
     visibility: Visibility | None = None,
+    pinned: Sequence[ToolRecord] | None = None,
 ) -> RouteResponse:
     """`/v1/route`'s answer: the pinned tools the answer's view may see, then its ranked
     ones, in `fmt`, and the bill against the full list that view may see; blocking (token
     counts): run it in a thread."""
     visibility = visibility or Visibility()
     snapshot, view, counter = found.snapshot, found.view, costs.counter
-    listed = visibility.visible(view, snapshot.pinned)
+    listed = visibility.visible(view, snapshot.pinned if pinned is None else pinned)
     results = [RoutedTool.pin(record, counter.count_tool(record, fmt)) for record in listed]
     for scored in found.results:
         if scored.tool in listed:

@@ -182,7 +182,7 @@ async def _router_state(
                 pool=pool,
                 readiness=readiness,
                 relay=relay,
-                settings=current,
+                config_settings=current,
                 approvals=approvals,
                 sealer=sealer,
                 held=HeldCalls(sealer),
@@ -212,7 +212,12 @@ def _listing_of(state: RouterState) -> Callable[[], str]:
     """The key of what a handshake-era host's `tools/list` holds (`ListChanges`)."""
     if state.settings.mode == "all":
         return lambda: listing_key(every_tool(state.snapshot, state.pool))
-    return lambda: records_key([*state.snapshot.pinned, *state.meta_tools])
+
+    def key() -> str:  # every endpoint's pins too: a change to any is announced
+        every = [state.config_settings, *state.config_settings.endpoints.values()]
+        return " ".join(records_key([*state.pinned(s), *state.meta_tools]) for s in every)
+
+    return key
 
 
 async def _load_model(

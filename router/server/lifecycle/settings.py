@@ -14,6 +14,7 @@ from the moment its config is adopted, not only once the index has been rebuilt 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,6 +28,7 @@ from router.core.naming import NameRules
 from router.policy.profiles import EVERYTHING, Principal, View
 from router.policy.rules import Ruling, ToolPolicy, Verdict
 from router.server.access.visibility import Visibility
+from router.shaping.endpoints import endpoint_policy
 from router.shaping.transforms import Transforms
 
 Mode = Literal["search", "dynamic", "all", "code"]
@@ -54,9 +56,13 @@ class Settings:
     """`router.quotas`, by profile name (`router.server.calls.stages.meter`)."""
     transforms: Transforms = field(default_factory=lambda: Transforms({}))
     """The server entries' `tools` sections (`router.shaping.transforms`)."""
+    endpoint: str | None = None
+    """The endpoint (`router.endpoints`) these settings are of; None: the router's own."""
+    endpoints: Mapping[str, Settings] = field(default_factory=dict)
+    """Each endpoint's settings, by name: its mode, k, pins and policy over these."""
 
     @classmethod
-    def from_config(cls, config: RouterConfig) -> Settings:
+    def _own(cls, config: RouterConfig) -> Settings:
         router = config.router
         return cls(
             k=router.k,
@@ -70,6 +76,26 @@ class Settings:
             quotas=dict(router.quotas),
             transforms=Transforms.from_config(config),
         )
+
+    @classmethod
+    def from_config(cls, config: RouterConfig) -> Settings:
+        base = cls._own(config)
+        endpoints = {
+            name: dataclasses.replace(
+                base,
+                endpoint=name,
+                k=endpoint.k if endpoint.k is not None else base.k,
+                mode=endpoint.mode if endpoint.mode is not None else base.mode,
+                pins=tuple(endpoint.pin) if endpoint.pin is not None else base.pins,
+                policy=base.policy.narrowed(endpoint_policy(name, endpoint)),
+            )
+            for name, endpoint in config.router.endpoints.items()
+        }
+        return dataclasses.replace(base, endpoints=endpoints)
+
+    def at(self, endpoint: str | None) -> Settings | None:
+        """The settings of `endpoint` (None: these); None if there is no such endpoint."""
+        return self if endpoint is None else self.endpoints.get(endpoint)
 
     def result_tokens_for(self, server: str) -> int:
         """A server's result limit in tokens, 0 for none; a server a reload removed while

@@ -21,10 +21,12 @@ from router.code_mode.meta import code_meta_records
 from router.core.catalog import ToolRecord
 from router.core.changes import Changes
 from router.core.meta_tools import meta_tool_records
+from router.core.tool_patterns import resolve_pins
 from router.policy.profiles import View
 from router.policy.quotas import QuotaBook
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import ScoredTool
+from router.server.access.endpoint import requested_endpoint
 from router.server.access.visibility import Visibility
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
@@ -48,6 +50,9 @@ from router.upstream.connection.eras import HostEra
 
 __all__ = ["Mode", "RouterState"]
 
+MAX_PIN_SETS = 64
+"""Endpoints' resolved pins kept at once (one per endpoint with its own `pin`)."""
+
 
 @dataclass
 class RouterState:
@@ -57,9 +62,9 @@ class RouterState:
     pool: UpstreamPool
     readiness: Readiness
     """Whether a search would see every starting upstream; waiting until it would."""
-    settings: Settings = field(default_factory=Settings)
+    config_settings: Settings = field(default_factory=Settings)
     """The current config's settings; a reload swaps in another (`router.server.lifecycle.reload`).
-    Read it once per decision: two reads may straddle a reload."""
+    Handlers read `settings`: these, or the request's endpoint's."""
     kept: KeptResults = field(default_factory=KeptResults)
     """Cut tool results kept for `read_result` (`router.limits.keep_seconds`, `keep_mib`)."""
     list_changes: ListChanges = field(default_factory=ListChanges)
@@ -91,6 +96,10 @@ class RouterState:
     """Each principal's use against `router.quotas`, across reloads (this process's)."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
+    _pinned: dict[tuple[int, tuple[str, ...]], tuple[ToolRecord, ...]] = field(
+        init=False, default_factory=dict
+    )
+    """Endpoints' pinned tools, by snapshot generation and pins (at most `MAX_PIN_SETS`)."""
 
     def __post_init__(self) -> None:
         self.searcher = Searcher(
@@ -103,6 +112,21 @@ class RouterState:
             self.store.status,
             held=lambda: [hold.record.server for hold in self.snapshot.held.values()],
         )
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force for the current request: the current config's, or those of
+        the endpoint it came in at (`router.endpoints`). Read it once per decision: two reads
+        may straddle a reload. An endpoint a reload removed serves nothing: its requests
+        are refused at the door (`endpoint_refusal`), and anything still running gets
+        the router's own settings with the endpoint's empty view."""
+        config = self.config_settings
+        endpoint = requested_endpoint()
+        return config if endpoint is None else config.endpoints.get(endpoint, config)
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.config_settings = settings
 
     def _settings(self) -> Settings:
         return self.settings
@@ -140,10 +164,28 @@ class RouterState:
 
     @property
     def meta_tools(self) -> tuple[ToolRecord, ToolRecord]:
-        k = self.settings.k
-        if self.code is not None:  # code mode: search_tools (as signatures) and execute
+        settings = self.settings
+        k = settings.k
+        if settings.mode == "code" and self.code is not None:  # search_tools (as signatures)
+            # and execute
             return code_meta_records(k, self.code.sandbox.settings)
         return meta_tool_records(k)
+
+    def pinned(self, settings: Settings | None = None) -> tuple[ToolRecord, ...]:
+        """The pinned tools of the current snapshot under `settings` (by default the
+        request's): the index's own, or an endpoint's `pin` resolved against it."""
+        settings = settings or self.settings
+        snapshot = self.index.snapshot
+        if settings.pins == self.index.pins:
+            return snapshot.pinned
+        key = (snapshot.generation, settings.pins)
+        found = self._pinned.get(key)
+        if found is None:
+            found = resolve_pins(snapshot.catalog, settings.pins)
+            if len(self._pinned) >= MAX_PIN_SETS:
+                self._pinned.clear()  # a new snapshot, or endpoints replaced: start again
+            self._pinned[key] = found
+        return found
 
     def pending_upstreams(self) -> list[str]:
         """Upstreams whose tools a search now would not see (`Readiness.pending_upstreams`)."""

@@ -68,7 +68,7 @@ async def list_tools(
         await state.readiness.until_covered()  # the pinned tools belong in the very first listing
     snapshot = state.snapshot
     view = state.settings.visibility.view()
-    listed: list[ToolRecord] = state.settings.visibility.visible(view, snapshot.pinned)
+    listed: list[ToolRecord] = state.settings.visibility.visible(view, state.pinned())
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.settings.mode == "dynamic" and not is_modern(ctx):

@@ -1,5 +1,6 @@
 """The REST side of the one door (`router.server.access.authorization`): a dependency of every REST
-route, which checks the route's rule and sets its `Access` for the handler."""
+route, which checks the route's rule and sets its `Access` for the handler; `?endpoint=NAME`
+serves the route as that endpoint (`router.endpoints`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from router.server.access.authorization import (
     access_for,
     enter,
 )
+from router.server.access.endpoint import enter_endpoint
 from router.server.lifecycle.state import RouterState
 
 
@@ -29,6 +31,13 @@ async def authorize_rest(request: Request) -> Access:
     if rule is None:
         raise HttpRefusal(404, "no such route")
     state: RouterState = request.scope["state"]["router"]
+    endpoint = request.query_params.get("endpoint")
+    if endpoint is not None:  # `?endpoint=NAME`: served as that endpoint (router.endpoints)
+        known = state.config_settings.endpoints
+        if endpoint not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise HttpRefusal(404, f"no endpoint {endpoint!r} (router.endpoints: {names})")
+        enter_endpoint(endpoint)
     access = access_for(state.settings.visibility, operator_token=bool(request.scope.get(OPERATOR)))
     if request.scope.get(ANONYMOUS) and not request.scope.get(OPERATOR):
         access = dataclasses.replace(access, operator=False)  # nobody showed a credential

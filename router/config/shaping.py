@@ -1,5 +1,6 @@
-"""A server entry's `tools` section: how the router reshapes the upstream's tools without
-forking the server (`router.shaping.transforms` applies it).
+"""What the config says of the shape hosts see: a server entry's `tools` section (tool
+transforms, `router.shaping.transforms` applies them) and the `router.endpoints` section
+(virtual endpoints, `router.shaping.endpoints`).
 
 ```json
 "github": {"url": "...", "tools": {
@@ -11,17 +12,41 @@ forking the server (`router.shaping.transforms` applies it).
 
 Keys are the upstream's tool names, `*` globs allowed; a rename names one tool, so a glob key
 cannot carry `name`.
+
+```json
+"endpoints": {
+  "support": {"servers": ["tracker", "docs"], "k": 3, "pin": ["tracker/tkt_new"]},
+  "ops": {"servers": ["github", "tracker"], "tools": ["github/*", "tracker/tkt_*"],
+          "mode": "all", "policy": {"confirm": ["github/merge_*"]}}
+}
+```
+
+An endpoint is a view over the one index and the one set of upstream connections: it never
+embeds a tool again nor opens a second connection. Its settings fall back to the `router`
+section's; its `policy` adds to `router.policy` (the stricter of the two rules), and
+profiles still apply (a tool must pass both).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["AnnotationOverrides", "ToolTransform", "check_transforms", "is_glob"]
+from router.config.fields import Pattern
+
+__all__ = [
+    "ENDPOINT_NAME",
+    "AnnotationOverrides",
+    "Endpoint",
+    "EndpointName",
+    "EndpointPolicy",
+    "ToolTransform",
+    "check_transforms",
+    "is_glob",
+]
 
 ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,128}$")]
 """MCP's tool-name characters (letters, digits, `_`, `-`, `.`, `/`), 1 to 128 of them."""
@@ -102,3 +127,37 @@ def check_transforms(tools: dict[str, ToolTransform]) -> dict[str, ToolTransform
                 {"key": key},
             )
     return tools
+
+
+ENDPOINT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME)]
+"""A path segment: letters, digits, `_` and `-`, at most 64, starting with a letter or digit."""
+
+
+class EndpointPolicy(BaseModel):
+    """Rules added to `router.policy` on this endpoint (`router.config.settings.Policy`'s
+    fields): a tool either policy denies is denied, one either confirms asks first, and a
+    non-empty `allow` here must name the tool as well."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[Pattern] = Field(default_factory=list)
+    deny: list[Pattern] = Field(default_factory=list)
+    confirm: list[Pattern] = Field(default_factory=list)
+
+
+class Endpoint(BaseModel):
+    """One named endpoint; an unset field is the `router` section's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+    """The servers whose tools, resources and prompts it serves; empty: every server."""
+    tools: list[Pattern] = Field(default_factory=list)
+    """`server/tool` (or qualified-name) globs its tools must match; empty: every tool of
+    its servers."""
+    mode: Literal["search", "dynamic", "all", "code"] | None = None
+    k: int | None = Field(default=None, ge=1, le=100)
+    pin: list[Pattern] | None = None
+    """Its own pinned tools, instead of `router.pin`."""
+    policy: EndpointPolicy = Field(default_factory=EndpointPolicy)
