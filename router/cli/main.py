@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 
 from router import __version__
-from router.cli import audit, auth, bench, evaluate, import_config, inspect, route, serve, tools
+from router.cli import audit, auth, bench, evaluate, inspect, route, serve, tools
 from router.cli.progress import without_bars
+from router.cli.sources import add, import_config
 from router.core.errors import RouterError, ServeError, StoreError, UpstreamError
 
 LOG_FORMATS = ("text", "json")
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.register(subparsers)
     bench.register(subparsers)
     import_config.register(subparsers)
+    add.register(subparsers)
     auth.register(subparsers)
     tools.register(subparsers)
     audit.register(subparsers)

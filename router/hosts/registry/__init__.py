@@ -1,0 +1,3 @@
+"""Servers from the official MCP registry: its `server.json` in every published version
+(`document`), the `mcpServers` entry made from one (`entries`), the registry's REST API
+(`api`), and installing a package into the cache folder (`installing`)."""
