@@ -247,6 +247,7 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "listings",
         "warnings",
         "held",
+        "transforms",
     ]
     assert dumped["held"] == [{"server": "a", "tool": "x", "name": "a__x", "reason": "changed"}]
     upstream = dumped["upstreams"][0]

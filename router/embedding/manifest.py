@@ -23,6 +23,11 @@ DEFAULT_MODEL = "minilm-l6-tools"
 Backend = Literal["onnx", "sentence-transformers"]
 
 
+PRECISE_INT8 = ("int8-dynamic", "p1")
+"""int8 products without saturation on CPUs without VNNI (`router.embedding.sessions`): the
+vectors made before differ there, so their cache key does too."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     """Where a model's weights come from, what runs them and how to prompt it."""
@@ -51,6 +56,8 @@ class ModelSpec:
     def cache_key(self) -> str:
         """The embedding cache's model key: id, backend, quantisation (and file hash)."""
         key = f"{self.id}@{self.backend}-{self.quantization}"
+        if self.quantization == PRECISE_INT8[0]:
+            key += f"-{PRECISE_INT8[1]}"
         return f"{key}-{self.sha256[:12]}" if self.sha256 else key
 
 
