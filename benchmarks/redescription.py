@@ -7,8 +7,9 @@ by Smithery) were redescribed the way a user fixes one in their config: from the
 its text, its parameters and what the product is, never from the queries
 (`benchmarks/data/redescriptions/transforms.json`, each set's `tools` sections by server).
 
-Each set is ranked with the shipped model and ranking at its own size and with `DISTRACTORS`
-tools of the pools, once as the upstreams describe their tools and once through the
+Each set is ranked with the shipped model and ranking at each size of `--distractors` (its
+own size, 0, by default; 20000 adds that many pool tools), once as the upstreams describe
+their tools and once through the
 transforms (the router's own `Transforms.apply`, as a served index reads them). Reported:
 top-1 and hit@5 (every group in the top 5) over the requests that ask for a redescribed
 tool, and over every request of the half (the other tools' requests must not lose), on the
@@ -51,7 +52,7 @@ OUT = ROOT / "benchmarks" / "results" / "redescription.json"
 README = ROOT / "benchmarks" / "README.md"
 START, END = "<!-- redescription:start -->", "<!-- redescription:end -->"
 SETS = ("bfcl", "metatool")
-DISTRACTORS = (0, 20000)
+DISTRACTORS = (0,)
 PER_HALF = 600
 """Requests of a half drawn for the 'every request' rows (all that ask for a redescribed
 tool are kept)."""

@@ -317,3 +317,27 @@ def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path
     assert json.loads(config.read_text("utf-8"))["mcpServers"] == entry
     lines = [line.replace(str(config), "servers.json") for line in done.stderr.splitlines()]
     assert lines == said
+
+
+def test_import_adds_registry_servers_beside_the_hosts(registry: str, tmp_path: Path) -> None:
+    host = tmp_path / "mcp.json"
+    host.write_text(json.dumps({"mcpServers": {"context7": {"command": "context7-local"}}}))
+    done = cli(
+        "import",
+        str(host),
+        "--registry",
+        "io.github.upstash/context7",
+        "--registry",
+        str(FIXTURES / "axiom.server.json"),
+        "--registry-url",
+        registry,
+        env={"HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    servers = json.loads(done.stdout)["mcpServers"]
+    assert servers == {
+        "context7": {"command": "context7-local"},  # the host's own keeps its name
+        "context7-2": {"command": "npx", "args": ["-y", "@upstash/context7-mcp@2.0.2"]},
+        "mcp": {"url": "https://mcp.axiom.co/sse", "transport": "sse"},
+    }
+    assert "added context7-2 (io.github.upstash/context7" in done.stderr

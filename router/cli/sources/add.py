@@ -187,3 +187,39 @@ def _report(added: Any, name: str, path: Path, *, dry_run: bool) -> None:
 
 def _say(line: str) -> None:
     print(line.rstrip(": "), file=sys.stderr)
+
+
+def registry_arguments(parser: argparse.ArgumentParser) -> None:
+    """`import`'s way to the registry: servers added beside the hosts' ones."""
+    parser.add_argument(
+        "--registry",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="also add a server from the MCP registry: its registry name, server.json file "
+        "or URL (repeatable; what to set is named as with `mcp-router add`)",
+    )
+    parser.add_argument(
+        "--registry-url",
+        default=os.environ.get("MCP_ROUTER_REGISTRY"),
+        metavar="URL",
+        help="the registry's base URL (default: the official registry)",
+    )
+
+
+def from_registry(sources: list[str], base: str | None, servers: dict[str, Any]) -> None:
+    """Each registry server of `sources` into `servers` (renamed `NAME-2` on a clash)."""
+    from router.hosts.registry.api import DEFAULT_REGISTRY, Registry, read_source
+    from router.hosts.registry.document import read_server
+    from router.hosts.registry.entries import entry_for
+
+    registry = Registry(base or DEFAULT_REGISTRY)
+    for source in sources:
+        server = read_server(read_source(source, registry))
+        added = entry_for(server)
+        name, number = added.name, 2
+        while name in servers:
+            name, number = f"{added.name}-{number}", number + 1
+        added.name = name
+        servers[name] = added.entry
+        _report(added, server.name, Path("the config"), dry_run=False)

@@ -19,7 +19,8 @@ report names the `mcp-router auth login` command of each remote server that may 
 sign-in (one without its own `Authorization` header). `--dry-run` prints the change as a
 unified diff and writes nothing. `--endpoints` also writes one endpoint per host into
 `router.endpoints` (`router.config.shaping`), each with that host's servers; with
-`--install HOST`, the host's entry serves its own endpoint (`serve --endpoint HOST`).
+`--install HOST`, the host's entry serves its own endpoint (`serve --endpoint HOST`);
+`--registry SERVER` adds a server from the MCP registry beside them (`router.cli.sources.add`).
 
 Exit codes: 0 done; 2 bad input (a SOURCE that is missing or unreadable, a host file that
 does not parse, nothing found, an entry of the host being installed that cannot be
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from router.cli.sources.add import from_registry, registry_arguments
 from router.core.errors import ConfigError
 from router.hosts import files
 from router.hosts.base import ROUTER_ENTRY_NAME, FileFormat, Places, Syntax
@@ -95,6 +97,7 @@ def register(subparsers: Any) -> None:
         "host's servers (at /mcp/HOST, or `serve --endpoint HOST`); with --install, the host "
         "is given its own endpoint",
     )
+    registry_arguments(parser)
     parser.add_argument(
         "--project",
         type=Path,
@@ -117,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from router.hosts.merge import config_text, host_endpoints, merge
 
     merged = merge(found_servers)
+    from_registry(args.registry, args.registry_url, merged.servers)
     out = _out_path(args, places)
     endpoints = host_endpoints(merged) if args.endpoints else None
     config = config_text(merged, _existing_router_section(out), endpoints, out)
@@ -213,7 +217,7 @@ def _plan(args: argparse.Namespace, places: Places) -> _Plan:
                 fmt = replace(fmt, label=ROUTER_CONFIG_LABEL) if fmt.host == "file" else fmt
                 served.append((fmt, router.config))
         queue[0:0] = served  # read next, where the host had them: names stay as they were
-    if not any(read.found for read in plan.reads):
+    if not any(read.found for read in plan.reads) and not args.registry:
         looked = [str(read.path) for read in plan.reads] + [str(item.path) for item in plan.missing]
         raise ConfigError(
             f"no MCP servers found (looked in {', '.join(looked)}). Fix: pass the config "
