@@ -93,10 +93,6 @@ class Settings:
         }
         return dataclasses.replace(base, endpoints=endpoints)
 
-    def at(self, endpoint: str | None) -> Settings | None:
-        """The settings of `endpoint` (None: these); None if there is no such endpoint."""
-        return self if endpoint is None else self.endpoints.get(endpoint)
-
     def result_tokens_for(self, server: str) -> int:
         """A server's result limit in tokens, 0 for none; a server a reload removed while
         its call was in flight gets the router-wide one."""
