@@ -243,19 +243,37 @@ def _inspect(config: Path) -> dict[str, Any]:
 def test_installed_npm_and_pypi_servers_and_a_remote_start(
     tmp_path: Path, installed: Installed
 ) -> None:
-    config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {}, "router": {"cache_dir": "cache"}}))
+    config, other = tmp_path / "servers.json", tmp_path / "other" / "servers.json"
+    other.parent.mkdir()
+    for path in (config, other):  # one cache folder for both
+        router = {"cache_dir": str(tmp_path / "cache")}
+        path.write_text(json.dumps({"mcpServers": {}, "router": router}))
     # server-time's recorded 0.6.2 predates the SDK's 2.0, which its loose `mcp>=1.0`
     # pulls in and which it cannot import: the release the tests' own copy runs instead
     time_release = _version_of(Path(installed.pypi("time", "mcp-server-time")["command"]))
-    for source, extra in (
-        ("context7", []),
-        ("server-time", ["--version", time_release]),
-        ("axiom", []),
-    ):
-        path = str(FIXTURES / f"{source}.server.json")
-        done = cli("add", path, "--config", str(config), "--install", *extra)
-        assert done.returncode == 0, done.stderr[-2000:]
+    # the two installs at once (npm's and pip's own folders), each into its own config
+    adds = [
+        ([str(FIXTURES / "context7.server.json")], config),
+        ([str(FIXTURES / "server-time.server.json"), "--version", time_release], other),
+    ]
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-m", "router", "add", *source, "--config", str(path), "--install"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for source, path in adds
+    ]
+    for child in running:
+        _, said = child.communicate(timeout=600)
+        assert child.returncode == 0, said[-2000:]
+    done = cli("add", str(FIXTURES / "axiom.server.json"), "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    merged = json.loads(config.read_text("utf-8"))
+    merged["mcpServers"].update(json.loads(other.read_text("utf-8"))["mcpServers"])
+    config.write_text(json.dumps(merged))
     written = json.loads(config.read_text("utf-8"))["mcpServers"]
     node = tmp_path / "cache" / "servers" / "node" / "node_modules" / ".bin" / "context7-mcp"
     assert written["context7"] == {"command": str(node), "args": []}
@@ -276,11 +294,11 @@ def test_installed_npm_and_pypi_servers_and_a_remote_start(
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    ) as child:
+    ) as server:
         try:
             upstreams = _inspect(config)
         finally:
-            child.terminate()
+            server.terminate()
     for name in ("context7", "server-time", "mcp"):
         assert upstreams[name]["state"] == "healthy", upstreams[name]
         assert upstreams[name]["tools"] > 0

@@ -209,6 +209,8 @@ def registry_arguments(parser: argparse.ArgumentParser) -> None:
 
 def from_registry(sources: list[str], base: str | None, servers: dict[str, Any]) -> None:
     """Each registry server of `sources` into `servers` (renamed `NAME-2` on a clash)."""
+    if not sources:  # nothing asked: the HTTP client is not even loaded
+        return
     from router.hosts.registry.api import DEFAULT_REGISTRY, Registry, read_source
     from router.hosts.registry.document import read_server
     from router.hosts.registry.entries import entry_for
