@@ -87,7 +87,7 @@ def merge(found: Iterable[Found]) -> Merged:
         name = _clean(item.name)
         if name in merged.servers:
             other = origin[name]
-            name = _free_name(f"{name}-{item.host}", merged.servers)
+            name = free_name(f"{name}-{item.host}", merged.servers)
             merged.outcomes.append(Outcome(item, "renamed", name, other))
         else:
             kind: Literal["added", "renamed"] = "added" if name == item.name else "renamed"
@@ -103,7 +103,8 @@ def _clean(name: str) -> str:
     return re.sub(r"[\s/]+", "-", name.strip()).strip("-") or "server"
 
 
-def _free_name(name: str, taken: Mapping[str, Any]) -> str:
+def free_name(name: str, taken: Mapping[str, Any]) -> str:
+    """`name`, or `name-2`, `name-3`, ...: the first that `taken` does not hold."""
     candidate, number = name, 2
     while candidate in taken:
         candidate, number = f"{name}-{number}", number + 1

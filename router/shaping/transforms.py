@@ -72,9 +72,6 @@ class Transforms:
     def from_config(cls, config: RouterConfig) -> Transforms:
         return cls({name: tuple(entry.tools.items()) for name, entry in config.servers.items()})
 
-    def __bool__(self) -> bool:
-        return bool(self._by_server)
-
     def _matching(self, server: str, tool: str) -> list[ToolTransform]:
         entries = self._by_server.get(server, ())
         globs = [entry for key, entry in entries if is_glob(key) and fnmatchcase(tool, key)]
@@ -109,7 +106,6 @@ class Transforms:
             if server not in tools:
                 continue
             listed = {spec.name: spec for spec in tools[server]}
-            names = _names_by_server(list(listed.values())).get(server, set())
             for key, entry in entries:
                 hits = [n for n in listed if fnmatchcase(n, key)] if is_glob(key) else [key]
                 if not is_glob(key) and key not in listed:
@@ -118,7 +114,7 @@ class Transforms:
                 if not hits:
                     found.append(f"{server}: `tools.{key}` matches none of the upstream's tools")
                     continue
-                if entry.name is not None and entry.name != key and entry.name in names:
+                if entry.name is not None and entry.name != key and entry.name in listed:
                     found.append(
                         f"{server}: `tools.{key}.name` is {entry.name!r}, a name the upstream "
                         "already lists; the tool keeps its own name"

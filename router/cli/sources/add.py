@@ -211,6 +211,7 @@ def from_registry(sources: list[str], base: str | None, servers: dict[str, Any])
     """Each registry server of `sources` into `servers` (renamed `NAME-2` on a clash)."""
     if not sources:  # nothing asked: the HTTP client is not even loaded
         return
+    from router.hosts.merge import free_name
     from router.hosts.registry.api import DEFAULT_REGISTRY, Registry, read_source
     from router.hosts.registry.document import read_server
     from router.hosts.registry.entries import entry_for
@@ -219,9 +220,6 @@ def from_registry(sources: list[str], base: str | None, servers: dict[str, Any])
     for source in sources:
         server = read_server(read_source(source, registry))
         added = entry_for(server)
-        name, number = added.name, 2
-        while name in servers:
-            name, number = f"{added.name}-{number}", number + 1
-        added.name = name
-        servers[name] = added.entry
+        added.name = free_name(added.name, servers)
+        servers[added.name] = added.entry
         _report(added, server.name, Path("the config"), dry_run=False)

@@ -61,7 +61,6 @@ class Input:
             return cls(name=raw, value=raw)
         if not isinstance(raw, Mapping):
             raise ConfigError(f"an input must be an object, not {raw!r}")
-        variables = _get(raw, "variables") or {}
         return cls(
             name=str(_get(raw, "name") or _get(raw, "valueHint", "value_hint") or ""),
             description=str(_get(raw, "description") or ""),
@@ -72,11 +71,7 @@ class Input:
             kind=str(_get(raw, "type") or "positional"),
             value_hint=_get(raw, "valueHint", "value_hint"),
             is_boolean=_get(raw, "format") == "boolean",
-            variables={
-                str(k): cls.read({"name": k, **v})
-                for k, v in variables.items()
-                if isinstance(v, Mapping)
-            },
+            variables=_variables(raw),
         )
 
 
@@ -122,21 +117,24 @@ class Remote:
     @classmethod
     def read(cls, raw: Mapping[str, Any]) -> Remote:
         kind = str(_get(raw, "type", "transport_type") or "streamable-http")
-        variables = _get(raw, "variables") or {}
         return cls(
             transport="streamable-http" if kind == "streamable" else kind,
             url=str(_get(raw, "url") or ""),
             headers=_inputs(_get(raw, "headers")),
-            variables={
-                str(k): Input.read({"name": k, **v})
-                for k, v in variables.items()
-                if isinstance(v, Mapping)
-            },
+            variables=_variables(raw),
         )
 
     @property
     def label(self) -> str:
         return f"remote {self.transport} {self.url}"
+
+
+def _variables(raw: Mapping[str, Any]) -> dict[str, Input]:
+    """An input's or a remote's `variables`: the inputs its `{name}` references stand for."""
+    variables = _get(raw, "variables") or {}
+    return {
+        str(k): Input.read({"name": k, **v}) for k, v in variables.items() if isinstance(v, Mapping)
+    }
 
 
 def _inputs(raw: Any) -> tuple[Input, ...]:
