@@ -6,7 +6,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit clean conformance-deps conformance
+.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit test-timings clean conformance-deps conformance
 
 setup: $(STAMP)
 
@@ -58,8 +58,10 @@ lint: test-setup
 typecheck: test-setup
 	$(BIN)/mypy
 
-# Real upstream MCP servers (npm and PyPI) that the integration tests start.
-test-deps:
+# Real upstream MCP servers (npm and PyPI) that the integration tests start, and the
+# example servers (tests check what `make run` serves). Each npm set has its own folder and
+# lockfile (scripts/servers/): neither install changes what the other serves.
+test-deps: example-deps
 	bash scripts/install-test-servers.sh
 
 # The official MCP conformance suite and the node 22 it needs: 0.1.16 into .cache/conformance
@@ -72,10 +74,27 @@ conformance-deps:
 conformance: test-setup conformance-deps
 	$(BIN)/python -m benchmarks.conformance
 
+# Test workers: the suite mostly waits on processes it starts; on 2 cores, 3 workers keep
+# both busy (docs/testing.md has the measurements). --dist loadscope keeps a module's tests
+# on one worker, so its module fixtures (a router, a database, a benchmark run) start once.
+# Then the tests that measure load or time (`exclusive`) run alone, one at a time.
+WORKERS ?= 3
+TIMINGS := test-output
+
 unit: test-setup test-deps
-	$(BIN)/pytest
+	@mkdir -p $(TIMINGS)
+	MCP_ROUTER_TEST_TIMINGS=$(TIMINGS)/timings-parallel.json $(BIN)/pytest \
+		-n $(WORKERS) --dist loadscope -p no:cacheprovider -m "not exclusive"
+	MCP_ROUTER_TEST_TIMINGS=$(TIMINGS)/timings-exclusive.json $(BIN)/pytest \
+		-p no:cacheprovider -m exclusive
+	@$(BIN)/python scripts/test_timings.py --slowest $(TIMINGS)/timings-*.json
 
 test: lint typecheck unit
+
+# docs/testing.md's tables from the last `make unit` (LABEL names the block).
+LABEL ?= latest
+test-timings:
+	$(BIN)/python scripts/test_timings.py $(TIMINGS)/timings-*.json --label "$(LABEL)"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

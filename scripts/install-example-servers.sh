@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the servers that examples/servers.json starts, under .cache/servers/ (git-ignored):
 # from PyPI mcp-server-time, mcp-server-git and mcp-server-fetch (one venv each), from npm
-# @modelcontextprotocol/server-everything, -memory and -filesystem (in .cache/servers/node).
-# Idempotent; shares its folder and helpers (scripts/lib/install-servers.sh) with the
-# test servers, so what one script installed the other reuses.
+# @modelcontextprotocol/server-everything, -memory and -filesystem (in .cache/servers/examples,
+# `npm ci` from scripts/servers/examples/package-lock.json). Idempotent. The npm folder is
+# its own: the test servers' install (scripts/install-test-servers.sh) never changes what
+# `make run` serves. The PyPI venvs are pinned to the same versions in both scripts.
 set -euo pipefail
 
 LOG_TAG=install-example-servers
@@ -11,15 +12,12 @@ LOG_TAG=install-example-servers
 source "$(dirname "${BASH_SOURCE[0]}")/lib/install-servers.sh"
 
 mkdir -p "$DEST"
-install_npm \
-  "@modelcontextprotocol/server-everything" \
-  "@modelcontextprotocol/server-memory" \
-  "@modelcontextprotocol/server-filesystem"
-install_venv time mcp-server-time mcp-server-time
-install_venv git mcp-server-git mcp-server-git
-install_venv fetch mcp-server-fetch mcp-server-fetch
+install_npm_locked examples
+install_venv time mcp-server-time==2026.10.19 mcp-server-time
+install_venv git mcp-server-git==2026.10.19 mcp-server-git
+install_venv fetch mcp-server-fetch==2026.10.24 mcp-server-fetch
 
-bin="$DEST/node/node_modules/.bin"
+bin="$DEST/examples/node_modules/.bin"
 report \
   "everything=$bin/mcp-server-everything" \
   "memory=$bin/mcp-server-memory" \

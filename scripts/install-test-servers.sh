@@ -2,7 +2,7 @@
 # Installs the real upstream MCP servers that the integration tests start, under
 # .cache/servers/ (git-ignored). Idempotent: a second run only checks what is there.
 #
-#   node/        npm packages, one node_modules for all (`npm install --prefix`)
+#   tests/       npm packages, installed with `npm ci` from scripts/servers/tests/package-lock.json
 #   time/ git/ fetch/   one venv per Python server: they pin their own `mcp`, not ours
 #   word/        office-word-mcp-server, optional (a real upstream that writes junk to stdout)
 #
@@ -15,24 +15,22 @@ LOG_TAG=install-test-servers
 source "$(dirname "${BASH_SOURCE[0]}")/lib/install-servers.sh"
 
 mkdir -p "$DEST"
-install_npm \
-  "@modelcontextprotocol/server-everything" \
-  "@modelcontextprotocol/server-memory" \
-  "@modelcontextprotocol/server-filesystem" \
-  "@modelcontextprotocol/server-github" \
-  "@modelcontextprotocol/inspector"  # a real client; on node 20 npm picks 0.15.0 (its CLI)
-install_venv time mcp-server-time mcp-server-time
-install_venv git mcp-server-git mcp-server-git
-install_venv fetch mcp-server-fetch mcp-server-fetch  # completes the example set the serve tests start
-install_venv word office-word-mcp-server word_mcp_server optional
+# everything, memory, filesystem, github, and the inspector (a real client; 0.15.0 is the
+# line whose CLI runs on node 20), apart from the example servers' own folder
+install_npm_locked tests
+install_venv time mcp-server-time==2026.10.19 mcp-server-time
+install_venv git mcp-server-git==2026.10.19 mcp-server-git
+# completes the example set the serve tests start
+install_venv fetch mcp-server-fetch==2026.10.24 mcp-server-fetch
+install_venv word office-word-mcp-server==1.1.11 word_mcp_server optional
 
 # What the tests look for, one line each, on stdout.
 report \
-  "everything=$(npm_script server-everything)" \
-  "memory=$(npm_script server-memory)" \
-  "filesystem=$(npm_script server-filesystem)" \
-  "github=$(npm_script server-github)" \
-  "inspector=$DEST/node/node_modules/.bin/mcp-inspector" \
+  "everything=$(npm_script tests server-everything)" \
+  "memory=$(npm_script tests server-memory)" \
+  "filesystem=$(npm_script tests server-filesystem)" \
+  "github=$(npm_script tests server-github)" \
+  "inspector=$DEST/tests/node_modules/.bin/mcp-inspector" \
   "time=$DEST/time/bin/mcp-server-time" \
   "git=$DEST/git/bin/mcp-server-git" \
   "fetch=$DEST/fetch/bin/mcp-server-fetch" \

@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CATALOG = ROOT / "examples" / "catalog.jsonl"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
+pytest_plugins = ["tests.timings"]  # MCP_ROUTER_TEST_TIMINGS=PATH: where the time goes
+
 
 TORCH_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The base model's fp32 weights on the sentence-transformers backend (the `st` extra)."""

@@ -213,7 +213,7 @@ async def test_healthz_counts_the_mcp_sessions_open_on_each_transport() -> None:
 
 @pytest.fixture(scope="module")
 def inspector(installed: Installed) -> Path:
-    path = installed.root / "node" / "node_modules" / ".bin" / "mcp-inspector"
+    path = installed.root / "tests" / "node_modules" / ".bin" / "mcp-inspector"
     if not path.exists():
         pytest.skip(f"{path} is missing; {INSTALL_HINT}")
     return path

@@ -15,9 +15,12 @@ from benchmarks.perf.options import RESULTS
 from benchmarks.suite.readme import replace_between
 from tests.conftest import SHARED_DATA
 
-pytestmark = pytest.mark.skipif(
-    not (SHARED_DATA / "metatool").is_dir(), reason="the public sets are not beside the repo"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (SHARED_DATA / "metatool").is_dir(), reason="the public sets are not beside the repo"
+    ),
+    pytest.mark.exclusive,  # start-up and search timings: beside other tests they measure them
+]
 SECTIONS = ("startup", "calls", "memory", "search", "embedding")
 
 

@@ -20,7 +20,7 @@ installed = serving.installed
 
 @pytest.fixture(scope="module")
 def inspector(installed: Installed) -> Path:
-    path = installed.root / "node" / "node_modules" / ".bin" / "mcp-inspector"
+    path = installed.root / "tests" / "node_modules" / ".bin" / "mcp-inspector"
     if not path.exists():
         pytest.skip(f"{path} is missing; {INSTALL_HINT}")
     return path

@@ -1,7 +1,9 @@
-"""The soak benchmark's short run (`python -m benchmarks.soak --seconds 30`, after its 10 s
-warm-up), held to the full run's checks: no failed request, no fd or session left behind,
-the router's RSS grown by at most 10% from the end of the warm-up. The README's soak section
-is checked against the committed result. The 30-minute run is not a test."""
+"""The soak benchmark's short run (`python -m benchmarks.soak --seconds 10 --warmup 5`, ten
+clients), held to the full run's correctness checks: no failed request, no fd or session left
+behind, every request kind and session mode served. The README's soak section is checked
+against the committed result. The measurement (the router's RSS grown by at most 10% from the
+end of the warm-up, over 30 minutes) is the benchmark's own: a ten-second run checks that the
+benchmark computes it and fails on it, not the figure."""
 
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ from benchmarks.soak import cli, report
 from benchmarks.suite.readme import replace_between
 from tests.conftest import ROOT
 
-SECONDS = 30
+pytestmark = pytest.mark.exclusive  # a load of 20 clients: beside other tests it measures them
+
+SECONDS = 10
+WARMUP = 5
+CLIENTS = 10
 RUN_TIMEOUT = 240
 
 
@@ -26,6 +32,7 @@ RUN_TIMEOUT = 240
 def short_soak(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("soak") / "soak.json"
     command = [sys.executable, "-m", "benchmarks.soak", "--seconds", str(SECONDS)]
+    command += ["--warmup", str(WARMUP), "--clients", str(CLIENTS), "--interval", "1"]
     began = time.perf_counter()
     done = subprocess.run(
         [*command, "--out", str(out)],
@@ -65,18 +72,20 @@ def test_short_soak_leaves_no_fd_and_no_session_open(short_soak: dict[str, Any])
     assert children["count_end"] == children["count_warmup_end"] > 0
 
 
-def test_short_soak_router_rss_grows_at_most_10_percent_after_warm_up(
+def test_short_soak_checks_the_router_rss_growth_after_warm_up(
     short_soak: dict[str, Any],
 ) -> None:
+    # the figure itself is the full run's (benchmarks/results/soak.json, checked below)
     rss = short_soak["memory"]["router_rss_mib"]
-    assert rss["growth_percent"] <= report.RSS_GROWTH_LIMIT, rss
-    assert _check(short_soak, "router RSS growth, warm-up end to end")["pass"]
+    check = _check(short_soak, "router RSS growth, warm-up end to end")
+    assert rss["growth_percent"] is not None and rss["end"] > 0, rss
+    assert check["pass"] == (rss["growth_percent"] <= report.RSS_GROWTH_LIMIT), check
 
 
 def test_short_soak_reads_the_processes_through_the_run(short_soak: dict[str, Any]) -> None:
     samples = short_soak["samples"]
     assert {s["phase"] for s in samples} >= {"warm-up", "run"}
-    assert len([s for s in samples if s["phase"] == "run"]) >= SECONDS // 2 - 2  # every 2 s
+    assert len([s for s in samples if s["phase"] == "run"]) >= SECONDS - 2  # every second
     assert all(s["router_rss_kib"] > 0 and s["router_fds"] > 0 for s in samples)
     assert [s["t_s"] for s in samples] == sorted(s["t_s"] for s in samples)
 
@@ -115,6 +124,7 @@ def test_soak_section_is_the_committed_result_rendered() -> None:
     if not cli.OUT.is_file():
         pytest.skip("no committed soak.json yet")
     result = json.loads(cli.OUT.read_text(encoding="utf-8"))
+    assert result["pass"], "the committed full run failed a check"
     readme: Path = cli.README
     text = readme.read_text(encoding="utf-8")
     assert replace_between(text, cli.START, cli.END, report.markdown(result)) == text

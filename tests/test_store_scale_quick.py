@@ -15,6 +15,8 @@ from router.store.postgres.tuning import DEFAULT_EF_SEARCH, DEFAULT_EXACT_MAX_TO
 from tests.conftest import SHARED_DATA
 from tests.postgres import postgres_bin
 
+pytestmark = pytest.mark.exclusive  # search latencies, exact against HNSW
+
 SIZE = 900  # past the quick corpus's real tools (about 800), so copies are in it too
 needs_public_sets = pytest.mark.skipif(
     not (SHARED_DATA / "msc_bench").is_dir(), reason="the public sets are not beside the repo"

@@ -50,7 +50,7 @@ class Installed:
     def npm(self, package: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         script = (
             self.root
-            / "node"
+            / "tests"
             / "node_modules"
             / "@modelcontextprotocol"
             / package
