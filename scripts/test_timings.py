@@ -4,8 +4,8 @@
     python scripts/test_timings.py test-output/timings-*.json --label "make test"
     python scripts/test_timings.py test-output/timings-*.json --slowest   # what CI prints
 
-A run is recorded by the plugin tests/timings.py (MCP_ROUTER_TEST_TIMINGS=PATH); the runs
-given are read as one (`make unit` runs the suite in two pytest sessions). The tables
+A run is recorded by the plugin tests/support/timings.py (MCP_ROUTER_TEST_TIMINGS=PATH);
+the runs given are read as one (`make unit` runs the suite in two pytest sessions). The tables
 replace what lies between `<!-- timings:NAME -->` and `<!-- /timings:NAME -->` in
 docs/testing.md, NAME being the label's slug, so the page keeps a baseline and the latest
 run side by side.
@@ -140,7 +140,7 @@ def write(page: Path, name: str, body: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "timings", type=Path, nargs="+", help="the JSON files that tests/timings.py wrote"
+        "timings", type=Path, nargs="+", help="the JSON that tests/support/timings.py wrote"
     )
     parser.add_argument("--label", default="latest", help="names the run and its block")
     parser.add_argument("--page", type=Path, default=PAGE)

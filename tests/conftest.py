@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CATALOG = ROOT / "examples" / "catalog.jsonl"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
-pytest_plugins = ["tests.timings"]  # MCP_ROUTER_TEST_TIMINGS=PATH: where the time goes
+pytest_plugins = [
+    "tests.support.timings",  # MCP_ROUTER_TEST_TIMINGS=PATH: where the time goes
+    "tests.support.no_processes",  # MCP_ROUTER_NO_PROCESSES=1: `make check`'s tests start none
+]
 
 
 TORCH_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

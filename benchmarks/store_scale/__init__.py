@@ -5,7 +5,7 @@
     python -m benchmarks.store_scale --table-only   # re-render the README section
 
 At each size (`corpus`: the labelled sets' tools, the pools' real tools, then renamed
-copies), one throwaway PostgreSQL with pgvector (`tests/postgres.py`) is filled once, and:
+copies), one throwaway PostgreSQL with pgvector (`tests/support/postgres.py`) is filled once, and:
 
 - `search`: in this process, for each labelled query, the dense step alone and the whole
   hybrid `Retriever.search` (query embedding included), exact and HNSW at each `ef_search`,

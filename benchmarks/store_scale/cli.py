@@ -121,7 +121,7 @@ def measure(args: argparse.Namespace, argv: list[str], scratch: Path) -> dict[st
         ef_search=efs,
         replica_modes=tuple(m for m in args.replicas.split(",") if m),
     )
-    from tests.postgres import running_postgres
+    from tests.support.postgres import running_postgres
 
     started = time.perf_counter()
     load_before = round(os.getloadavg()[0], 2)

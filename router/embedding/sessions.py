@@ -33,7 +33,7 @@ def transformer_session(
         # saturate int16 sums: measured here (AVX2) a tiny cross-encoder's logits were off by
         # 29% of their spread and MiniLM's vectors visibly so. This makes it multiply
         # u8u8 without saturation on those CPUs (a no-op where VNNI is), for about a
-        # quarter more time per batch there (`tests/test_rerank.py` holds the error).
+        # quarter more time per batch there (`tests/retrieval/test_rerank.py` holds the error).
         options.add_session_config_entry("session.x64quantprecision", "1")
     model: str | bytes = int8_model(model_file, digest, cache_dir) if int8 else str(model_file)
     try:

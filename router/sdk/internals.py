@@ -2,7 +2,7 @@
 
 The router touches three things the SDK does not export. Everything else in the package
 uses public API only (`mcp.client.Transport`, the transports, `mcp.server.lowlevel`).
-If an SDK upgrade removes or renames one of them, `tests/test_sdk_internals.py` fails and
+If an SDK upgrade removes or renames one of them, `tests/sdk/test_sdk_internals.py` fails and
 names it; `pyproject.toml` pins the tested minor release for the same reason.
 
 1. `ReadStream` / `WriteStream` / `TransportStreams` (`mcp.shared._stream_protocols`,

@@ -20,7 +20,7 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from benchmarks.conformance import fixture_server
-from tests.serving import router_parameters, write_config
+from tests.support.serving import router_parameters, write_config
 
 WATCHED = "test://watched-resource"
 

@@ -1,15 +1,15 @@
 """The one door: every MCP request and every REST route passes here before a handler reads data.
 
 `authorize` is the MCP server's middleware (`build_server`), and
-`router.server.http.auth.authorize.authorize_rest` its REST twin, a dependency of every REST route
-(`create_app`). Each looks its method or route up in a table of rules
-(`MCP_RULES`, `NOTIFICATION_RULES`, `REST_RULES`) and fails closed: a method or route that
-is not in its table is refused (-32601, or 404 for REST) before any handler runs, so a
-handler added later without a rule is unreachable, and `tests/test_authorization_surfaces.py`
-names it. A request that passes gets its `Access` (the principal, its profile view, whether
-it is an operator) set for everything below it in the request's context, worker threads and
-code-mode runs included; handlers read it with `current_access()`, which refuses when the
-layer did not run.
+`router.server.http.auth.authorize.authorize_rest` its REST twin, a dependency of every REST
+route (`create_app`). Each looks its method or route up in a table of rules (`MCP_RULES`,
+`NOTIFICATION_RULES`, `REST_RULES`) and fails closed: a method or route that is not in its table
+is refused (-32601, or 404 for REST) before any handler runs, so a handler added later without a
+rule is unreachable, and `tests/server/access/test_authorization_surfaces.py` names it. A
+request that passes gets its `Access` (the principal, its profile view, whether it is an
+operator) set for everything below it in the request's context, worker threads and code-mode
+runs included; handlers read it with `current_access()`, which refuses when the layer did not
+run.
 
 What each rule means for the handlers behind it (they ask the `Access`, never the token):
 - `tools`: listing, search, calls, `read_result`: tools outside the view do not exist for

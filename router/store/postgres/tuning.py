@@ -11,7 +11,7 @@ __all__ = ["DEFAULT_EF_SEARCH", "DEFAULT_EXACT_MAX_TOOLS"]
 DEFAULT_EXACT_MAX_TOOLS = 60_000
 """`router.store.search: auto` scans in-process up to this many tools, HNSW above: where
 pgvector's HNSW starts to answer the hybrid search faster than the exact scan
-(`recommendation` in benchmarks/results/store_scale.json; tests/test_store_scale_quick.py
+(`recommendation` in benchmarks/results/store_scale.json; tests/benchmarks/test_store_scale_quick.py
 keeps the two equal)."""
 DEFAULT_EF_SEARCH = 400
 """The fastest setting within 0.01 Recall@5 of exact search (upper bound of its 95% interval)

@@ -1,0 +1,118 @@
+"""The router is right from its first second: a search or a call sent at once after
+`initialize` waits for the starting upstreams (and the model) instead of answering from an
+empty index, and every answer names what it could not search, and why."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.support.serving import (
+    Installed,
+    example_servers,
+    pending_upstreams,
+    raw_router,
+    script,
+    write_config,
+)
+from tests.upstream.test_upstream_pool import installed as installed  # the shared fixture
+
+pytestmark = pytest.mark.model
+
+TOKYO = "what time is it in Tokyo"
+
+
+def names(result: dict[str, Any]) -> list[str]:
+    return [tool["name"] for tool in result["structuredContent"]["tools"]]
+
+
+def text(result: dict[str, Any]) -> str:
+    value: str = result["content"][0]["text"]
+    return value
+
+
+async def test_a_search_sent_at_once_after_initialize_finds_the_right_tool(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """Six real upstreams, a cold embedding cache, the real model: no polling."""
+    config = write_config(tmp_path, example_servers(installed, tmp_path))
+    async with raw_router(config, bm25_only=False) as router:
+        with anyio.fail_after(90):
+            await router.initialize()
+            found = await router.call("search_tools", {"query": TOKYO})
+            await router.finish()
+    assert names(found)[0] == "time__get_current_time"
+    assert pending_upstreams(text(found)) == set()
+    assert found["structuredContent"]["starting"] == [] == found["structuredContent"]["down"]
+    assert "No tools" not in text(found)
+
+
+async def test_a_call_sent_at_once_after_initialize_waits_for_its_upstream(
+    installed: Installed, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, example_servers(installed, tmp_path))
+    async with raw_router(config, bm25_only=False) as router:
+        with anyio.fail_after(90):
+            await router.initialize()
+            now = await router.call("time__get_current_time", {"timezone": "Asia/Tokyo"})
+            via_meta = await router.call(
+                "call_tool", {"name": "memory__read_graph", "arguments": {}}
+            )
+            await router.finish()
+    assert now["isError"] is False and "Asia/Tokyo" in text(now)
+    assert via_meta["isError"] is False
+
+
+async def test_an_answer_names_the_upstreams_still_starting(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """An upstream that never finishes its handshake holds a search for at most the router's
+    connect timeout; the answer then gives what was found and names the upstream as
+    starting (its own, longer connect timeout has not run out)."""
+    servers = {
+        "time": {"command": str(installed.root / "time" / "bin" / "mcp-server-time")},
+        "silent": script("silent", timeouts={"connect": 60}),
+    }
+    # the router waits its own connect timeout: long enough for time under a loaded machine
+    config = write_config(tmp_path, servers, timeouts={"connect": 6})
+    async with raw_router(config, bm25_only=False) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            found = await router.call("search_tools", {"query": TOKYO})
+            await router.finish()
+    assert names(found)[0] == "time__get_current_time"
+    assert "Not searched yet, still starting: silent" in text(found)
+    assert "connecting" not in text(found)
+    assert found["structuredContent"]["starting"] == ["silent"]
+
+
+async def test_an_upstream_that_cannot_start_is_named_down_with_its_error_and_retry(
+    installed: Installed, tmp_path: Path
+) -> None:
+    servers: dict[str, dict[str, Any]] = {
+        "time": {"command": str(installed.root / "time" / "bin" / "mcp-server-time")},
+        "missing": {"command": str(tmp_path / "no-such-server")},
+        "crashing": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]},
+    }
+    config = write_config(tmp_path, servers)
+    async with raw_router(config, bm25_only=False) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            found = await router.call("search_tools", {"query": "list my commits"})
+            nothing = await router.call("search_tools", {"query": "zzzz qqqq xxxx"})
+            await router.finish()
+    message = text(found)
+    assert "Down, not searched: crashing (last error: " in message
+    assert "Down, not searched: missing (last error: " in message
+    assert "next retry in" in message
+    assert "starting" not in message and "connecting" not in message
+    down = {d["name"]: d for d in found["structuredContent"]["down"]}
+    assert set(down) == {"crashing", "missing"}
+    assert down["missing"]["lastError"] and down["missing"]["retryIn"] is not None
+    # an empty answer never reads as "no such tool" while upstreams are missing
+    assert "No tools match" not in text(nothing)
+    assert pending_upstreams(text(nothing)) == {"crashing", "missing"}
