@@ -6,7 +6,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit test-timings clean conformance-deps conformance
+.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit check check-tests test-timings clean conformance-deps conformance
 
 setup: $(STAMP)
 
@@ -90,6 +90,14 @@ unit: test-setup test-deps
 	@$(BIN)/python scripts/test_timings.py --slowest $(TIMINGS)/timings-*.json
 
 test: lint typecheck unit
+
+# The inner loop, in under 2 minutes: ruff, mypy, and the tests that start no process
+# (tests/support/no_processes.py fails one that does without the `processes` marker).
+check: lint typecheck check-tests
+
+check-tests: test-setup
+	MCP_ROUTER_NO_PROCESSES=1 $(BIN)/pytest -n 2 -q -p no:cacheprovider \
+		-m "not processes and not exclusive"
 
 # docs/testing.md's tables from the last `make unit` (LABEL names the block).
 LABEL ?= latest

@@ -104,6 +104,7 @@ def _config(tmp_path: Path, **router: object) -> Path:
     return write_config(tmp_path, servers, cache_dir=str(tmp_path / "cache"), **router)
 
 
+@pytest.mark.processes
 async def test_a_call_after_a_search_is_remembered_and_learn_false_keeps_nothing(
     tmp_path: Path,
 ) -> None:
@@ -126,6 +127,7 @@ async def test_a_call_after_a_search_is_remembered_and_learn_false_keeps_nothing
     assert not (silent / "cache" / USAGE_FILE).exists()
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("learn", [None, True])
 async def test_on_the_shared_http_front_one_client_cannot_teach_the_ranking(
     tmp_path: Path, learn: bool | None

@@ -27,6 +27,8 @@ from tests.conftest import ROOT
 from tests.support.serving import raw_router, write_config
 from tests.upstream.test_upstream_pool import script
 
+pytestmark = pytest.mark.processes
+
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 """A GitHub-token-shaped value a caller puts in an argument: it must never reach the trail."""
 API_KEY = "sk-shop-5f3c9a7e1b2d4c6a"

@@ -16,9 +16,12 @@ from benchmarks.suite import charts, cli, readme
 from router.cli import bench
 from tests.conftest import SHARED_DATA
 
-pytestmark = pytest.mark.skipif(
-    not (SHARED_DATA / "msc_bench").is_dir(), reason="the public sets are not beside the repo"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (SHARED_DATA / "msc_bench").is_dir(), reason="the public sets are not beside the repo"
+    ),
+    pytest.mark.processes,
+]
 
 
 @pytest.fixture(scope="module")

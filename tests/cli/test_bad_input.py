@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import EXAMPLE_CATALOG, ROOT
 
+pytestmark = pytest.mark.processes
+
 EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
 # A quick, healthy stdio upstream (it ignores `server/discover`: no probe to wait out).
 SCRIPTED = {

@@ -13,6 +13,7 @@ from tests.conftest import EXAMPLE_CATALOG, ROOT
 EXAMPLE_QUERIES = ROOT / "examples" / "queries.jsonl"
 
 
+@pytest.mark.processes
 def test_help_does_not_import_torch_or_the_model() -> None:
     code = (
         "import sys\n"
@@ -29,6 +30,7 @@ def test_help_does_not_import_torch_or_the_model() -> None:
     assert "route" in result.stdout and "eval" in result.stdout
 
 
+@pytest.mark.processes
 def test_python_dash_m_router_runs() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "router", "--version"], capture_output=True, text=True, timeout=60

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 
 from tests.support.http_serving import streamable_client
 from tests.support.serving import write_config
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import Installed, first_text, free_port
+
+pytestmark = pytest.mark.processes
 
 installed = upstream_tests.installed
 

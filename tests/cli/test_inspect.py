@@ -68,6 +68,7 @@ def run_inspect(*argv: str) -> int:
     return code
 
 
+@pytest.mark.processes
 def test_json_report_on_real_upstreams_and_a_broken_one(
     installed: Installed, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -117,6 +118,7 @@ def test_json_report_on_real_upstreams_and_a_broken_one(
     assert isinstance(report["warnings"], list)
 
 
+@pytest.mark.processes
 def test_text_report_is_all_that_reaches_stdout(installed: Installed, tmp_path: Path) -> None:
     config = write_config(tmp_path, installed)
 

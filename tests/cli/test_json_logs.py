@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from router.cli.json_logs import JsonFormatter
 from tests.server.http.test_metrics import traced_upstream
 from tests.support.serving import raw_router, write_config
+
+pytestmark = pytest.mark.processes
 
 JSON_LOGS = ["-m", "router", "--log-format", "json"]
 

@@ -35,6 +35,7 @@ def test_eval_off_a_terminal_prints_its_table_and_one_progress_line(
     assert "\r" not in err and "\x1b" not in err  # no redraws, no colours in a log
 
 
+@pytest.mark.processes
 def test_eval_on_a_terminal_redraws_the_bar_on_stderr_only() -> None:
     """stderr is a pseudo-terminal, stdout a pipe (`mcp-router eval ... > table.txt`)."""
     parent, child = pty.openpty()
@@ -119,6 +120,7 @@ def test_no_progress_means_no_output(capsys: pytest.CaptureFixture[str]) -> None
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.mark.processes
 def test_the_cli_and_the_servers_do_not_load_rich() -> None:
     code = (
         "import sys\n"

@@ -39,6 +39,8 @@ from tests.support.identity_provider import running_provider
 from tests.support.serving import raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 SERVERS = {"shop": script("shop"), "guarded": script("guarded")}
 FAST = {"max_seconds": 2, "max_memory_mb": 32, "max_tool_calls": 5}
 

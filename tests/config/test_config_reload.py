@@ -25,6 +25,8 @@ from tests.support.http_serving import http_front, streamable_client
 from tests.support.serving import RawRouter, raw_router, write_config
 from tests.upstream.test_lazy_upstreams import exited, lazy_server, notified, started, topic_tools
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 60
 LIST_CHANGED = "notifications/tools/list_changed"
 

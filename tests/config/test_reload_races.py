@@ -36,6 +36,8 @@ from tests.support.http_serving import http_front, streamable_client, until_inde
 from tests.support.serving import script, write_config
 from tests.upstream.test_lazy_upstreams import lazy_server
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 60
 ALPHA_TOOLS = [
     {"name": "find_alpha", "description": "Find alpha records by keyword."},

@@ -48,6 +48,7 @@ def suite() -> Suite:
     return SUITE
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_router_passes_the_scenario(suite: Suite, scenario: str, tmp_path: Path) -> None:
     outcome = run_scenario(suite, "router", scenario, tmp_path)

@@ -30,6 +30,8 @@ from benchmarks.conformance import (
     run_line,
 )
 
+pytestmark = pytest.mark.processes
+
 REQUIRE = "MCP_ROUTER_REQUIRE_CONFORMANCE"
 
 

@@ -22,6 +22,8 @@ from mcp.shared.exceptions import MCPError
 from benchmarks.conformance import fixture_server
 from tests.support.serving import router_parameters, write_config
 
+pytestmark = pytest.mark.processes
+
 WATCHED = "test://watched-resource"
 
 

@@ -98,6 +98,7 @@ def _shape(error: dict[str, Any]) -> tuple[int, str, Any]:
     return error["code"], error["message"], error.get("data")
 
 
+@pytest.mark.processes
 async def test_stdio_and_http_answer_the_same_failures_alike(tmp_path: Path) -> None:
     servers = _servers(tmp_path / "count.log")
     stdio_answers: list[tuple[int, str, Any]] = []
@@ -133,6 +134,7 @@ async def _send(client: Client, method: str, params: dict[str, Any]) -> object:
     return await client.get_prompt(params["name"])
 
 
+@pytest.mark.processes
 async def test_rest_refusals_use_the_same_mapping(tmp_path: Path) -> None:
     servers = _servers(tmp_path / "count.log")
     policy = SecurityPolicy(max_body_bytes=1000)

@@ -84,6 +84,7 @@ def test_excerpts_are_one_line_and_show_hidden_characters() -> None:
     assert excerpt.startswith("…") and excerpt.endswith("…")
 
 
+@pytest.mark.processes
 async def test_a_hostile_description_is_flagged_in_search_results_while_serving(
     tmp_path: Path,
 ) -> None:
@@ -107,6 +108,7 @@ async def test_a_hostile_description_is_flagged_in_search_results_while_serving(
     assert text.count("caution:") == 1
 
 
+@pytest.mark.processes
 async def test_with_hold_flagged_a_hostile_tool_is_neither_listed_nor_called(
     tmp_path: Path,
 ) -> None:

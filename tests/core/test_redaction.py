@@ -168,6 +168,7 @@ async def until_healthy(http: httpx2.AsyncClient, headers: dict[str, str]) -> No
         await anyio.sleep(0.1)
 
 
+@pytest.mark.processes
 async def test_no_secret_reaches_a_caller_the_log_or_the_metrics(tmp_path: Path) -> None:
     mark = secrets.token_hex(4)
     key, bearer, query, broken = (f"SECRET{n}{mark}" for n in "khqb")

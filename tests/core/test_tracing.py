@@ -39,6 +39,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
+pytestmark = pytest.mark.processes
+
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 HOST_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{HOST_SPAN}-01"

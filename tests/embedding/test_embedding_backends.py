@@ -137,6 +137,7 @@ def test_an_empty_catalog_embeds_to_an_empty_matrix(real_embedder: Embedder) -> 
     assert vectors.shape == (0, 384) and stats.total == 0
 
 
+@pytest.mark.processes
 def test_the_int8_rewrite_is_stored_once_and_a_damaged_copy_is_made_again(
     tmp_path: Path,
 ) -> None:

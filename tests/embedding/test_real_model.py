@@ -52,6 +52,7 @@ def test_each_obvious_query_wins_by_a_margin(real_embedder: Embedder) -> None:
         assert first.score - second.score >= 0.02, (query, first.score, second.score)
 
 
+@pytest.mark.processes
 def test_second_eval_run_embeds_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = [
         "eval",

@@ -69,6 +69,7 @@ def test_every_file_has_the_sha256_its_manifest_records() -> None:
     assert recorded == split.manifest(DATA)
 
 
+@pytest.mark.processes
 def test_the_benchmark_writes_what_the_readme_section_reads(tmp_path: Path) -> None:
     pytest.importorskip("bm25s")
     out = tmp_path / "dev.json"

@@ -250,6 +250,7 @@ def test_multi_step_requests_join_several_tools_and_keep_every_step_out_of_the_n
         assert triplet["negative"] not in {t.text for t in steps_named}
 
 
+@pytest.mark.processes
 def test_the_base_model_keeps_an_equivalent_tool_out_of_the_negatives(tmp_path: Path) -> None:
     data = _data(tmp_path / "data")
     # the same forecast under another server and name: a right answer, not a negative

@@ -26,6 +26,8 @@ from router.hosts.discovery import HOSTS
 from router.hosts.entries import launches_router
 from router.hosts.merge import EVERY_VARIABLE
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ["-m", "router", "import"]
 # Everything the command loads is loaded first: the standard library itself looks at

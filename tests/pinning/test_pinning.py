@@ -154,6 +154,7 @@ async def tools_command(config: Path, *arguments: str) -> tuple[int, str, str]:
 # -- the rug pull -------------------------------------------------------------------------
 
 
+@pytest.mark.processes
 async def test_a_rug_pull_is_held_until_approved_then_served_without_a_restart(
     tmp_path: Path,
 ) -> None:
@@ -218,6 +219,7 @@ async def test_a_rug_pull_is_held_until_approved_then_served_without_a_restart(
     assert first_text(after_call) == "dog: a word"
 
 
+@pytest.mark.processes
 async def test_a_held_tool_is_named_in_a_search_only_to_those_whose_profile_shows_it(
     tmp_path: Path,
 ) -> None:
@@ -254,6 +256,7 @@ async def test_a_held_tool_is_named_in_a_search_only_to_those_whose_profile_show
     assert seen["bob"]["held"] == [] and LOOKUP not in first_text(answers["bob"])
 
 
+@pytest.mark.processes
 async def test_code_mode_and_the_llm_api_search_name_a_held_tool_too(tmp_path: Path) -> None:
     await seen_once(configure(tmp_path, shifty()))
     cfg = http_config(
@@ -275,6 +278,7 @@ async def test_code_mode_and_the_llm_api_search_name_a_held_tool_too(tmp_path: P
     assert STOLEN not in api.text and STOLEN not in first_text(code)
 
 
+@pytest.mark.processes
 async def test_a_tool_changed_while_the_router_was_stopped_is_held_and_released_at_a_call(
     tmp_path: Path,
 ) -> None:
@@ -300,6 +304,7 @@ async def test_a_tool_changed_while_the_router_was_stopped_is_held_and_released_
 # -- new tools: changes and strict --------------------------------------------------------
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("pinning", ["changes", "strict"])
 async def test_a_new_tool_of_a_seen_server_is_accepted_under_changes_and_held_under_strict(
     tmp_path: Path, pinning: str
@@ -331,6 +336,7 @@ async def test_a_new_tool_of_a_seen_server_is_accepted_under_changes_and_held_un
         assert '+  "description": "Give the definition of a word.",' in review
 
 
+@pytest.mark.processes
 async def test_a_server_never_seen_is_trusted_on_first_use_even_under_strict(
     tmp_path: Path,
 ) -> None:
@@ -346,6 +352,7 @@ async def test_a_server_never_seen_is_trusted_on_first_use_even_under_strict(
 # -- the store ----------------------------------------------------------------------------
 
 
+@pytest.mark.processes
 async def test_the_pins_are_kept_in_a_file_only_its_owner_can_read(tmp_path: Path) -> None:
     config = configure(tmp_path, shifty())
     await seen_once(config)
@@ -357,6 +364,7 @@ async def test_the_pins_are_kept_in_a_file_only_its_owner_can_read(tmp_path: Pat
             assert companion.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.processes
 async def test_pinning_off_serves_a_changed_tool_and_records_nothing(tmp_path: Path) -> None:
     config = configure(tmp_path, shifty(), pinning="off", mode="all")
     changes = ListChanges()
@@ -376,6 +384,7 @@ async def test_pinning_off_serves_a_changed_tool_and_records_nothing(tmp_path: P
 # -- approval in the session --------------------------------------------------------------
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_user_approves_a_changed_tool_in_the_session_and_the_call_runs(
     tmp_path: Path, mode: str
@@ -397,6 +406,7 @@ async def test_the_user_approves_a_changed_tool_in_the_session_and_the_call_runs
     assert review.strip().startswith("no held tools")
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_declined_change_stays_held(tmp_path: Path, mode: str) -> None:
     await seen_once(configure(tmp_path, shifty()))
@@ -416,6 +426,7 @@ async def test_a_declined_change_stays_held(tmp_path: Path, mode: str) -> None:
 # -- the commands -------------------------------------------------------------------------
 
 
+@pytest.mark.processes
 async def test_approving_a_tool_that_is_not_held_names_the_held_ones(tmp_path: Path) -> None:
     await seen_once(configure(tmp_path, shifty()))
     config = configure(tmp_path, shifty(turned=True))
@@ -438,6 +449,7 @@ async def test_approving_a_tool_that_is_not_held_names_the_held_ones(tmp_path: P
 # -- visibility ---------------------------------------------------------------------------
 
 
+@pytest.mark.processes
 async def test_inspect_names_the_held_tools_and_records_nothing(tmp_path: Path) -> None:
     await seen_once(configure(tmp_path, shifty()))
     config = configure(tmp_path, shifty(turned=True, extra=True), pinning="strict")
@@ -454,6 +466,7 @@ async def test_inspect_names_the_held_tools_and_records_nothing(tmp_path: Path) 
     assert review.strip().startswith("no held tools")  # inspect only looked
 
 
+@pytest.mark.processes
 async def test_healthz_and_metrics_show_the_held_tools(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     for entry in (shifty(), shifty(turned=True)):
@@ -469,6 +482,7 @@ async def test_healthz_and_metrics_show_the_held_tools(tmp_path: Path) -> None:
     assert 'mcp_router_tools_held{upstream="shifty"} 1.0' in metrics
 
 
+@pytest.mark.processes
 async def test_approve_wants_names_or_all(tmp_path: Path) -> None:
     config = configure(tmp_path, shifty())
     code, _, error = await tools_command(config, "approve")
@@ -683,6 +697,7 @@ async def test_watching_hears_an_approval_made_elsewhere_and_retries_pins_that_f
             group.cancel_scope.cancel()
 
 
+@pytest.mark.processes
 async def test_an_approval_in_the_session_is_on_the_audit_trail(tmp_path: Path) -> None:
     trail = tmp_path / "trail.jsonl"
     await seen_once(configure(tmp_path, shifty()))

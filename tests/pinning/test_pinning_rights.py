@@ -52,6 +52,8 @@ from tests.support.identity_provider import IdentityProvider, running_provider
 from tests.support.serving import write_config
 from tests.upstream.test_upstream_pool import first_text
 
+pytestmark = pytest.mark.processes
+
 AUDIENCE = "https://router.test/mcp"
 ACCEPT: types.InputResponses = {PIN_KEY: types.ElicitResult(action="accept")}
 OPERATORS = "an operator (router.operators)"

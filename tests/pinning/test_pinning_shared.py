@@ -53,6 +53,8 @@ from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.serving import ROOT, router_command, write_config
 from tests.upstream.test_upstream_pool import first_text, free_port
 
+pytestmark = pytest.mark.processes
+
 RECOVERY = 40.0
 """Seconds pins that read again have to release what they held (a retry every 5 s)."""
 

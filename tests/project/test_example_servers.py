@@ -83,6 +83,7 @@ def test_the_installed_example_folder_is_its_lockfile() -> None:
     assert _locked_packages(installed) == _locked_packages(committed)
 
 
+@pytest.mark.processes
 async def test_example_servers_list_the_committed_definitions(tmp_path: Path) -> None:
     _installed_or_skip()
     listed = await list_definitions(EXAMPLES, tmp_path)

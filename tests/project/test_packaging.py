@@ -24,6 +24,8 @@ import pytest
 
 from router import __version__
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("router", "models", "pyproject.toml", "setup.py", "README.md")
 QUERY = "what time is it in Tokyo"

@@ -42,6 +42,8 @@ from tests.support.http_serving import (
     until_indexed,
 )
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG_SERVER = ROOT / "benchmarks" / "perf" / "catalog_server.py"
 TOOLS = 20_000

@@ -153,6 +153,7 @@ def test_the_export_writes_an_int8_model_its_tokenizer_and_config(
     assert changed == 15
 
 
+@pytest.mark.processes
 def test_onnx_logits_follow_the_torch_model(tiny: Path, exported: Path, tmp_path: Path) -> None:
     expected = torch_logits(tiny, QUERY, TEXTS)
     tolerance = SHARE * float(np.ptp(expected))

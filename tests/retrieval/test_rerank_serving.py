@@ -29,7 +29,7 @@ from tests.support.serving import (
 
 installed = serving.installed
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.processes]
 
 SERVERS = {"time", "git", "fetch", "everything", "memory", "filesystem"}
 MIN_TOP1 = 0.36

@@ -320,6 +320,7 @@ print(json.dumps(worst))
 """
 
 
+@pytest.mark.processes
 def test_bm25_is_built_without_scipy_and_scores_as_its_scipy_builder_does() -> None:
     """bm25s is imported with scipy kept out (12 MiB less for a long-lived router, which
     uses bm25s's numpy index builder): the scores are those of the scipy builder."""

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 
 from tests.support.serving import NO_TORCH, raw_router, write_config
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import Installed, free_port
+
+pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -25,6 +25,8 @@ from tests.support.serving import (
     write_config,
 )
 
+pytestmark = pytest.mark.processes
+
 installed = serving.installed
 
 

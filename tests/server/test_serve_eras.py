@@ -26,6 +26,8 @@ from tests.support.http_serving import config, http_front, streamable_client, un
 from tests.support.serving import first_text, raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import free_port, script
 
+pytestmark = pytest.mark.processes
+
 UPSTREAM = {"asking": script("session_asking")}
 
 

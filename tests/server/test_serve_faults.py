@@ -33,6 +33,8 @@ from tests.support.serving import (
     write_config,
 )
 
+pytestmark = pytest.mark.processes
+
 installed = serving.installed
 
 

@@ -15,6 +15,8 @@ import pytest
 from tests.support import serving
 from tests.support.serving import INSTALL_HINT, META_TOOLS, Installed, router_command, write_config
 
+pytestmark = pytest.mark.processes
+
 installed = serving.installed
 
 

@@ -19,6 +19,8 @@ from tests.support.http_serving import config as http_config
 from tests.support.http_serving import http_front, streamable_client
 from tests.support.serving import META_TOOLS, raw_router, router_parameters, script, write_config
 
+pytestmark = pytest.mark.processes
+
 SCRIPTED_TOOLS = ["env", "fail", "hang", "cancelled", "extra_1", "extra_2"]
 
 

@@ -32,6 +32,8 @@ from tests.support.serving import (
     write_config,
 )
 
+pytestmark = pytest.mark.processes
+
 installed = serving.installed
 
 K = 3

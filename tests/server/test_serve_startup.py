@@ -21,7 +21,7 @@ from tests.support.serving import (
 )
 from tests.upstream.test_upstream_pool import installed as installed  # the shared fixture
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.processes]
 
 TOKYO = "what time is it in Tokyo"
 

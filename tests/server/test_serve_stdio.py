@@ -34,7 +34,7 @@ from tests.support.serving import (
 
 installed = serving.installed
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.processes]
 
 SERVERS = {"time", "git", "fetch", "everything", "memory", "filesystem"}
 

@@ -36,6 +36,8 @@ from tests.support.http_serving import (
 from tests.support.serving import ROOT, router_command, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 60
 SERVERS = {"tracker": script("tracker"), "shop": script("shop"), "toolbox": script("toolbox")}
 ENDPOINTS: dict[str, Any] = {

@@ -32,6 +32,8 @@ from tests.support.http_serving import config, http_front, streamable_client, un
 from tests.support.serving import ROOT, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 LIMIT = 60
 NEW_TICKET = {
     "name": "create_ticket",

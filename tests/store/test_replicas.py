@@ -62,6 +62,8 @@ from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.serving import ROOT, router_command
 from tests.upstream.test_upstream_pool import free_port, script
 
+pytestmark = pytest.mark.processes
+
 REQUIRE = "MCP_ROUTER_REQUIRE_REPLICAS"
 OUTPUT = ROOT / "test-output" / "replicas.json"
 REPLICAS = 3

@@ -38,6 +38,8 @@ from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.serving import ROOT, router_command, write_config
 from tests.upstream.test_upstream_pool import free_port, script
 
+pytestmark = pytest.mark.processes
+
 CONFIRMED = "guarded__delete_note"
 ASKED_AGAIN = "mcp-router/confirm"
 

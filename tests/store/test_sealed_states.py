@@ -38,6 +38,8 @@ from tests.support.http_serving import MCP_ACCEPT, Front, config, http_front, un
 from tests.support.identity_provider import IdentityProvider, running_provider
 from tests.upstream.test_upstream_pool import script
 
+pytestmark = pytest.mark.processes
+
 AUDIENCE = "https://router.test/mcp"
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -56,6 +56,8 @@ from tests.upstream.test_lazy_upstreams import (
     topic_tools,
 )
 
+pytestmark = pytest.mark.processes
+
 RESOURCE = "https://mcp.example.com/mcp"
 
 

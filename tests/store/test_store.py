@@ -30,6 +30,8 @@ from router.store.postgres.seen import PRUNE_AFTER_DAYS
 from router.store.postgres.store import PostgresStore
 from tests.support.postgres import Postgres, running_postgres
 
+pytestmark = pytest.mark.processes
+
 WORDS = (
     "file", "git", "weather", "time", "email", "slack", "calendar", "invoice", "database",
     "browser", "image", "audio", "ticket", "deploy", "metric", "alert", "note", "issue",

@@ -30,6 +30,8 @@ from tests.support.http_serving import (
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import Installed, first_text, free_port
 
+pytestmark = pytest.mark.processes
+
 installed = upstream_tests.installed
 
 

@@ -103,7 +103,10 @@ async def notified(router: RawRouter, method: str) -> dict[str, Any]:
         router.notifications.append(message)
 
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses pidfd")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses pidfd"),
+    pytest.mark.processes,
+]
 
 
 async def test_the_first_search_with_many_servers_configured_starts_none_of_them(

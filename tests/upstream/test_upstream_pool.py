@@ -33,6 +33,8 @@ from router.core.errors import ToolNotFound, UpstreamTimeout, UpstreamUnavailabl
 from router.upstream import BackoffPolicy, ProtocolMemory, UpstreamPool, UpstreamState
 from router.upstream.connection.negotiation import upstream_key
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS_DIR = Path(os.environ.get("MCP_ROUTER_SERVERS_DIR", ROOT / ".cache" / "servers"))
 SCRIPTS = Path(__file__).resolve().parents[1] / "upstreams"

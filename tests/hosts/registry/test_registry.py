@@ -195,6 +195,7 @@ def registry() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.processes
 def test_add_by_registry_name_writes_the_entry_and_names_what_to_set(
     registry: str, tmp_path: Path
 ) -> None:
@@ -239,6 +240,7 @@ def _inspect(config: Path) -> dict[str, Any]:
     return {u["name"]: u for u in report["upstreams"]}
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_installed_npm_and_pypi_servers_and_a_remote_start(
     tmp_path: Path, installed: Installed
@@ -321,6 +323,7 @@ def _free_port() -> int:
     return port
 
 
+@pytest.mark.processes
 def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path) -> None:
     import re
 
@@ -337,6 +340,7 @@ def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path
     assert lines == said
 
 
+@pytest.mark.processes
 def test_import_adds_registry_servers_beside_the_hosts(registry: str, tmp_path: Path) -> None:
     host = tmp_path / "mcp.json"
     host.write_text(json.dumps({"mcpServers": {"context7": {"command": "context7-local"}}}))

@@ -29,6 +29,8 @@ from tests.support.http_serving import (
 from tests.support.identity_provider import IdentityProvider, running_provider
 from tests.upstream.test_upstream_pool import Installed, installed  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.processes
+
 AUDIENCE = "https://router.test/mcp"
 OPERATOR_TOKEN = "operator-token-for-the-scraper"
 

@@ -105,6 +105,7 @@ def test_a_quota_for_a_profile_that_does_not_exist_is_a_config_error() -> None:
         parse_config({"mcpServers": {}, "router": {"quotas": {"default": {"calls_per_minute": 0}}}})
 
 
+@pytest.mark.processes
 async def test_calls_over_the_quota_never_reach_the_upstream(tmp_path: Path) -> None:
     trail = tmp_path / "trail.jsonl"
     config = write_config(
@@ -145,6 +146,7 @@ def test_the_documented_quotas_section_is_a_valid_config() -> None:
     assert limits_for(quotas, ("other",), "github") == Limits(60, 4, 20, None)
 
 
+@pytest.mark.processes
 async def test_one_principal_over_quota_does_not_stop_another_and_the_trail_names_each(
     tmp_path: Path,
 ) -> None:
@@ -187,6 +189,7 @@ async def test_one_principal_over_quota_does_not_stop_another_and_the_trail_name
     assert all(r["principal"]["iss"] == provider.url for r in records)
 
 
+@pytest.mark.processes
 async def test_code_runs_over_their_quota_are_refused_before_the_program_runs(
     tmp_path: Path,
 ) -> None:
@@ -229,6 +232,7 @@ def test_results_spend_their_mib_and_the_calls_after_wait_for_the_refill() -> No
     assert callable(book.admit("alice", "large", limits))
 
 
+@pytest.mark.processes
 async def test_a_principal_past_its_result_mib_is_refused_until_the_refill(
     tmp_path: Path,
 ) -> None:

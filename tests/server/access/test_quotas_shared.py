@@ -19,6 +19,8 @@ from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.serving import router_parameters, write_config
 from tests.upstream.test_upstream_pool import SCRIPTS, first_text
 
+pytestmark = pytest.mark.processes
+
 COUNTING = SCRIPTS / "counting.py"
 
 

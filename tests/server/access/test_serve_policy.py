@@ -25,6 +25,8 @@ from mcp.shared.exceptions import MCPError
 from tests.support.serving import router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 
 

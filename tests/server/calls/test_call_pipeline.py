@@ -25,6 +25,8 @@ from tests.server.access.test_serve_policy import User
 from tests.support.http_serving import Front, config, http_front, streamable_client
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 ARCHITECTURE = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
 EVERY_STAGE = ["resolve", "validate", "shape", "authorize", "meter", "forward", "limit", "learn"]
 SERVERS = {

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 
 from router.approvals.sealing import PREFIX, Binding, Sealer
 from router.core.catalog import ToolRecord
@@ -54,6 +55,7 @@ def _asks_again(response: dict[str, Any]) -> bool:
     )
 
 
+@pytest.mark.processes
 async def test_a_confirmation_runs_one_call_and_no_attack_runs_another(tmp_path: Path) -> None:
     config = write_config(
         tmp_path, {"guarded": script("guarded")}, policy={"confirm": ["guarded/delete_note"]}

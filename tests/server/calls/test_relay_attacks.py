@@ -101,6 +101,7 @@ def logged(logger: str, needle: str) -> Iterator[anyio.Event]:
         watched.removeHandler(handler)
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("ended", ["timed out", "cancelled"])
 async def test_a_late_question_for_one_session_never_reaches_the_next(ended: str) -> None:
     """A's call ends without its answer; B's call to the same upstream is then the only one
@@ -141,6 +142,7 @@ async def test_a_late_question_for_one_session_never_reaches_the_next(ended: str
     assert f"ended there within {LINGER:g}s" in outcome
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("transport", ["http", "sse"])
 async def test_an_unprompted_roots_request_over_http_gets_no_sessions_roots(
     transport: str,

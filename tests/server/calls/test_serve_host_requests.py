@@ -35,6 +35,8 @@ from tests.support.http_serving import config, http_front, streamable_client, un
 from tests.support.serving import router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, free_port, script
 
+pytestmark = pytest.mark.processes
+
 ASKING = {"asking": script("asking")}
 ROOTS = [types.Root(uri=FileUrl("file:///work/project"), name="project")]
 

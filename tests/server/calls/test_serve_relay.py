@@ -32,6 +32,8 @@ from tests.support.http_serving import (
 from tests.support.serving import RawRouter, raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 RELAY = {"relay": script("relay")}
 PROGRESS = "notifications/progress"
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}

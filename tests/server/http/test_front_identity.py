@@ -38,6 +38,8 @@ from tests.support.http_serving import (
 )
 from tests.support.identity_provider import INTROSPECTION_CLIENT, IdentityProvider, running_provider
 
+pytestmark = pytest.mark.processes
+
 AUDIENCE = "https://router.test/mcp"
 """The router's resource URL as clients reach it (behind a TLS proxy, say)."""
 

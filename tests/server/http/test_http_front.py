@@ -41,6 +41,8 @@ from tests.support.http_serving import (
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import INSTALL_HINT, Installed, first_text, script
 
+pytestmark = pytest.mark.processes
+
 installed = upstream_tests.installed
 
 META_TOOLS = ["search_tools", "call_tool"]

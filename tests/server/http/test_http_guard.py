@@ -33,6 +33,8 @@ from tests.support.http_serving import (
     validate,
 )
 
+pytestmark = pytest.mark.processes
+
 TOKEN = "front-token-1234"
 GOOD = {"Authorization": f"Bearer {TOKEN}"}
 LIMIT = 2048

@@ -36,6 +36,8 @@ from tests.support.http_serving import (
 )
 from tests.support.identity_provider import IdentityProvider, running_provider
 
+pytestmark = pytest.mark.processes
+
 REVISION = {"mcp-protocol-version": "2025-11-25"}
 SECRET = "launch code 0451-" + secrets.token_hex(4)
 Headers = dict[str, str]

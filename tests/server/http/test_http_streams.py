@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+import pytest
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -54,6 +55,7 @@ async def _first_data(http: httpx2.AsyncClient, url: str, headers: dict[str, str
     raise AssertionError("the resumed stream ended without an event")
 
 
+@pytest.mark.processes
 async def test_a_post_stream_opens_with_a_priming_event_and_resumes_after_it() -> None:
     servers = {"scripted": script("scripted")}
     async with http_front(config(servers)) as front, httpx2.AsyncClient() as http:

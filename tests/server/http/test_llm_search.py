@@ -47,6 +47,8 @@ from router.server.http.auth.security import SecurityPolicy
 from tests.support.http_serving import Front, config, http_front, until_indexed
 from tests.upstream.test_upstream_pool import script
 
+pytestmark = pytest.mark.processes
+
 README = Path(__file__).resolve().parents[3] / "README.md"
 TOKEN = "search-token-5678"
 GOOD = {"Authorization": f"Bearer {TOKEN}"}

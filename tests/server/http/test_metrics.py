@@ -32,6 +32,8 @@ from tests.support.http_serving import (
     until_indexed,
 )
 
+pytestmark = pytest.mark.processes
+
 TRACED = Path(__file__).resolve().parents[2] / "upstreams" / "traced.py"
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -35,6 +35,8 @@ from tests.conftest import ROOT
 from tests.support.http_serving import Front, config, http_front, until_ready
 from tests.upstream.test_upstream_pool import script
 
+pytestmark = pytest.mark.processes
+
 PLAYGROUND = ROOT / "router" / "server" / "http" / "playground"
 OUTPUT = ROOT / "test-output"
 TOKEN = "playground-token-4321"

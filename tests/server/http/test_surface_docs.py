@@ -32,6 +32,8 @@ from tests.support.http_serving import Front, config, http_front, sse_data, unti
 from tests.support.serving import raw_router, write_config
 from tests.upstream.test_upstream_pool import script
 
+pytestmark = pytest.mark.processes
+
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 PAGES = ("stdio.md", "http.md", "rest.md")
 DOCUMENTED_BASE = "http://127.0.0.1:8765"

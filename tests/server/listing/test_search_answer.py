@@ -35,6 +35,8 @@ from tests.support.http_serving import (
 from tests.support.identity_provider import running_provider
 from tests.upstream.test_upstream_pool import first_text, script
 
+pytestmark = pytest.mark.processes
+
 QUERIES = (
     "delete a note",
     "list the shop's orders",

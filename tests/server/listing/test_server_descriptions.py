@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import anyio
 import httpx2
+import pytest
 
 from tests.support.http_serving import config, http_front, until_ready
 from tests.upstream.test_upstream_pool import script
+
+pytestmark = pytest.mark.processes
 
 
 async def test_a_config_description_comes_before_what_the_server_says() -> None:

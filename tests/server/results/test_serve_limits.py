@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp import Client
 
 from router.accounting.tokens import TokenCounter
@@ -24,6 +25,8 @@ from router.server.results.limits import META_KEY
 from tests.support.http_serving import config, http_front, streamable_client, until_indexed
 from tests.support.serving import RawRouter, raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import script
+
+pytestmark = pytest.mark.processes
 
 MIB = 1 << 20
 SERVERS = {

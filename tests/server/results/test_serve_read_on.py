@@ -34,6 +34,8 @@ from tests.support.identity_provider import INTROSPECTION_CLIENT, running_provid
 from tests.support.serving import raw_router, write_config
 from tests.upstreams.large import words
 
+pytestmark = pytest.mark.processes
+
 SERVERS: dict[str, dict[str, Any]] = {
     "small": {
         "command": sys.executable,

@@ -39,6 +39,8 @@ from tests.conftest import ROOT
 from tests.support.http_serving import http_front
 from tests.support.serving import RawRouter, write_config
 
+pytestmark = pytest.mark.processes
+
 ROUTER = [sys.executable, "-m", "router"]
 FOLLOWER = [sys.executable, "-m", "tests.conformance.follow_redirects"]
 BROWSER = " ".join([*FOLLOWER, "%s"])

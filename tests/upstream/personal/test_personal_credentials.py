@@ -44,6 +44,8 @@ from tests.support.identity_provider import EXCHANGE_CLIENT, IdentityProvider, r
 from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.upstream.auth.test_upstream_auth import SHORT_LIFETIME, Upstream, start_upstream
 
+pytestmark = pytest.mark.processes
+
 AUDIENCE = "https://router.test/mcp"
 KEY = "k" * 48
 LIMIT = 60.0
