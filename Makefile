@@ -74,11 +74,11 @@ conformance-deps:
 conformance: test-setup conformance-deps
 	$(BIN)/python -m benchmarks.conformance
 
-# Test workers: the suite mostly waits on processes it starts; on 2 cores, 3 workers keep
-# both busy (docs/testing.md has the measurements). --dist loadscope keeps a module's tests
+# Test workers: the suite mostly waits on processes it starts; on 2 cores, 4 workers were
+# faster than 3 (docs/testing.md has the measurements). --dist loadscope keeps a module's tests
 # on one worker, so its module fixtures (a router, a database, a benchmark run) start once.
 # Then the tests that measure load or time (`exclusive`) run alone, one at a time.
-WORKERS ?= 3
+WORKERS ?= 4
 TIMINGS := test-output
 
 unit: test-setup test-deps

@@ -58,6 +58,8 @@ def slowest(run: dict[str, Any]) -> str:
 def tables(run: dict[str, Any], label: str) -> str:
     reports: list[dict[str, Any]] = run["reports"]
     per_test: dict[str, float] = defaultdict(float)
+    cpu_of_test: dict[str, float] = defaultdict(float)
+    cpu_of_file: dict[str, float] = defaultdict(float)
     per_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     tests_in_file: dict[str, set[str]] = defaultdict(set)
     fixtures: dict[tuple[str, str, str], list[float]] = defaultdict(list)
@@ -68,12 +70,16 @@ def tables(run: dict[str, Any], label: str) -> str:
         per_test[nodeid] += seconds
         file = _file_of(nodeid)
         per_file[file][phase[report["when"]]] += seconds
+        cpu = float(report.get("cpu_s") or 0.0)
+        cpu_of_test[nodeid] += cpu
+        cpu_of_file[file] += cpu
         tests_in_file[file].add(nodeid)
         if report["when"] == "call" or report["outcome"] != "passed":
             outcomes[nodeid] = report["outcome"]
         for name, scope, where, took in report["fixtures"]:
             fixtures[(name, scope, where)].append(float(took))
     busy = sum(per_test.values())
+    cpu_total = sum(cpu_of_test.values())
     counts = defaultdict(int)
     for outcome in outcomes.values():
         counts[outcome] += 1
@@ -81,20 +87,21 @@ def tables(run: dict[str, Any], label: str) -> str:
         f"**{label}**: {len(per_test)} tests ("
         + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
         + f"), {run['wall_s']:.0f} s of wall time, {busy:.0f} s of test time"
+        + (f", {cpu_total:.0f} s of CPU" if cpu_total else "")
         + (f" over {run['workers']} workers" if run.get("workers") else " in one process")
         + ".",
         "",
         f"The {ROWS} slowest files (setup, call and teardown summed over their tests):",
         "",
-        "| file | tests | total s | setup s | call s | teardown s |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| file | tests | total s | setup s | call s | teardown s | CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     ranked_files = sorted(per_file.items(), key=lambda item: -sum(item[1]))
     for file, (setup, call, teardown) in ranked_files[:ROWS]:
         total = setup + call + teardown
         lines.append(
             f"| `{file}` | {len(tests_in_file[file])} | {total:.1f} | {setup:.1f} "
-            f"| {call:.1f} | {teardown:.1f} |"
+            f"| {call:.1f} | {teardown:.1f} | {cpu_of_file[file]:.1f} |"
         )
     lines += [
         "",
@@ -113,11 +120,22 @@ def tables(run: dict[str, Any], label: str) -> str:
         "",
         f"The {ROWS} slowest tests:",
         "",
-        "| test | s |",
-        "|---|---:|",
+        "| test | s | CPU s |",
+        "|---|---:|---:|",
     ]
     for nodeid, seconds in sorted(per_test.items(), key=lambda item: -item[1])[:ROWS]:
-        lines.append(f"| `{nodeid}` | {seconds:.1f} |")
+        lines.append(f"| `{nodeid}` | {seconds:.1f} | {cpu_of_test[nodeid]:.1f} |")
+    if cpu_total:
+        lines += [
+            "",
+            f"The {ROWS} files that use the most CPU (the process running the test and the "
+            "children it waited for):",
+            "",
+            "| file | CPU s | share |",
+            "|---|---:|---:|",
+        ]
+        for file, cpu in sorted(cpu_of_file.items(), key=lambda item: -item[1])[:ROWS]:
+            lines.append(f"| `{file}` | {cpu:.1f} | {100 * cpu / cpu_total:.1f}% |")
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """A pytest plugin that records where the suite's time goes, for docs/testing.md.
 
-With `MCP_ROUTER_TEST_TIMINGS=PATH` set, each test's setup, call and teardown durations and
-the time each fixture took to set up are written to PATH as JSON when the session ends.
+With `MCP_ROUTER_TEST_TIMINGS=PATH` set, each test's setup, call and teardown durations, the
+CPU each phase used (its process and the children it waited for), and the time each fixture
+took to set up are written to PATH as JSON when the session ends.
 Fixture times are measured where the fixture runs (a pytest-xdist worker) and travel to the
 controller in the setup report's `user_properties`, so one file covers every worker.
 `scripts/test_timings.py` turns the file into the tables of docs/testing.md.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -25,6 +27,17 @@ _pending: list[tuple[str, str, str, float]] = []
 """Fixture setups timed on this process since the last setup report: (name, scope, where
 defined, seconds)."""
 _reports: list[dict[str, Any]] = []
+_CPU_KEY = "mcp_router_cpu"
+
+
+def _cpu_so_far() -> float:
+    """CPU seconds this process and its finished children have used."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+_cpu_mark = _cpu_so_far()
 _started = time.monotonic()
 
 
@@ -42,8 +55,14 @@ def pytest_fixture_setup(
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Any, None]:
+    global _cpu_mark
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    # tests run one after another in a process: the CPU since the last phase is this one's
+    # (a child's counts once it has been waited for, which the test's own cleanup does)
+    now = _cpu_so_far()
+    report.user_properties.append((_CPU_KEY, round(now - _cpu_mark, 3)))
+    _cpu_mark = now
     if call.when == "setup" and _pending:
         report.user_properties.append((_FIXTURE_KEY, list(_pending)))
         _pending.clear()
@@ -53,12 +72,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if not os.environ.get(ENV):
         return
     fixtures: list[Any] = [value for key, value in report.user_properties if key == _FIXTURE_KEY]
+    cpu = [value for key, value in report.user_properties if key == _CPU_KEY]
     _reports.append(
         {
             "nodeid": report.nodeid,
             "when": report.when,
             "outcome": report.outcome,
             "duration": round(report.duration, 4),
+            "cpu_s": cpu[0] if cpu else None,
             "worker": _worker_of(report),
             "fixtures": [list(entry) for entry in fixtures[0]] if fixtures else [],
         }
