@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.support.http_serving import streamable_client
+from tests.support.http_serving import http_child, streamable_client, terminated, until_healthy
 from tests.support.serving import write_config
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import Installed, first_text, free_port
@@ -52,34 +51,16 @@ async def test_the_http_front_serves_with_the_token_from_the_environment_and_sto
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     token = {"Authorization": "Bearer cli-token"}
-    with (tmp_path / "router.log").open("wb") as stderr:
-        process = await anyio.open_process(
-            serve_command(config, "--port", str(port), "--bm25-only"),
-            env=environment(ROUTER_TOKEN="cli-token"),
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
+    command = serve_command(config, "--port", str(port), "--bm25-only")
+    env = environment(ROUTER_TOKEN="cli-token")
+    async with http_child(command, tmp_path / "router.log", env) as process:
         async with httpx2.AsyncClient(base_url=url) as http:
             with anyio.fail_after(30):
-                while True:  # a child process offers no event to wait on: poll readiness
-                    try:
-                        health = await http.get("/healthz", headers=token)
-                    except httpx2.ConnectError:
-                        health = None
-                    if health is not None and health.status_code == 200:
-                        break
-                    await anyio.sleep(0.1)
+                await until_healthy(http, token)
                 refused = await http.get("/v1/tools")
                 async with streamable_client(f"{url}/mcp", token) as client:
                     now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
-        process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(15):
-            code = await process.wait()
-    finally:
-        if process.returncode is None:
-            process.kill()
-        await process.aclose()
+        code = await terminated(process)
 
     assert refused.status_code == 401
     assert '"timezone": "UTC"' in first_text(now)

@@ -33,10 +33,10 @@ from router.code_mode.signatures import signature
 from router.core.catalog import ToolRecord
 from router.server.http.auth.security import SecurityPolicy
 from tests.core.test_tracing import spans  # noqa: F401 (the fixture)
-from tests.server.access.test_serve_policy import ERAS, User
+from tests.server.access.test_serve_policy import ERAS
 from tests.support.http_serving import config, http_front, streamable_client
 from tests.support.identity_provider import running_provider
-from tests.support.serving import raw_router, router_parameters, write_config
+from tests.support.serving import User, raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes

@@ -11,9 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import signal
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +31,7 @@ from router.core.errors import UpstreamUnavailable
 from router.core.redaction import MASK, redact, redact_url, remember, secrets_of
 from router.server.lifecycle.errors import http_body, jsonrpc_error, tool_error_result
 from router.upstream.failures import describe, redacted_error
-from tests.support.http_serving import streamable_client
+from tests.support.http_serving import http_child, streamable_client, terminated, until_healthy
 from tests.support.serving import write_config
 from tests.upstream.test_upstream_pool import free_port
 from tests.upstreams import echoing
@@ -157,17 +155,6 @@ async def hostile_upstream() -> AsyncIterator[str]:
         sock.close()
 
 
-async def until_healthy(http: httpx2.AsyncClient, headers: dict[str, str]) -> None:
-    while True:  # a child process offers no event to wait on: poll readiness
-        try:
-            health = await http.get("/healthz", headers=headers)
-        except httpx2.ConnectError:
-            health = None
-        if health is not None and health.status_code == 200:
-            return
-        await anyio.sleep(0.1)
-
-
 @pytest.mark.processes
 async def test_no_secret_reaches_a_caller_the_log_or_the_metrics(tmp_path: Path) -> None:
     mark = secrets.token_hex(4)
@@ -191,14 +178,8 @@ async def test_no_secret_reaches_a_caller_the_log_or_the_metrics(tmp_path: Path)
             "ROUTER_OPERATOR_TOKEN": operator,
         }
         command = [sys.executable, "-m", "router", "-v", "serve", "--http", "--config", str(config)]
-        with (tmp_path / "router.log").open("wb") as stderr:
-            process = await anyio.open_process(
-                [*command, "--port", str(port), "--bm25-only"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-            )
-        try:
+        command += ["--port", str(port), "--bm25-only"]
+        async with http_child(command, tmp_path / "router.log", env) as process:
             async with httpx2.AsyncClient(base_url=url, timeout=30) as http:
                 with anyio.fail_after(60):
                     await until_healthy(http, caller)
@@ -212,13 +193,7 @@ async def test_no_secret_reaches_a_caller_the_log_or_the_metrics(tmp_path: Path)
                         await http.get("/healthz", headers={"Authorization": f"Bearer {operator}"}),
                         await http.get("/metrics", headers={"Authorization": f"Bearer {operator}"}),
                     ]
-            process.send_signal(signal.SIGTERM)
-            with anyio.fail_after(15):
-                await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
-            await process.aclose()
+            await terminated(process)
 
     error = leaked.value.error
     assert error.code == types.INVALID_REQUEST  # the upstream's own code, kept

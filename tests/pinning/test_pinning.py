@@ -28,7 +28,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from router.config import load_config
@@ -41,7 +41,7 @@ from router.server.http.auth.security import SecurityPolicy
 from tests.support.http_serving import config as http_config
 from tests.support.http_serving import http_front, streamable_client, until_ready
 from tests.support.identity_provider import running_provider
-from tests.support.serving import ROOT, router_parameters, write_config
+from tests.support.serving import ROOT, User, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
 HONEST = "Look up a word in the dictionary."
@@ -80,20 +80,6 @@ class ListChanges:
         """Until more than `count` have arrived."""
         while self.count <= count:
             await self._event.wait()
-
-
-class User:
-    """Answers the router's questions, and remembers them."""
-
-    def __init__(self, action: str = "accept") -> None:
-        self.action = action
-        self.asked: list[str] = []
-
-    async def elicitation(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
 
 
 @asynccontextmanager

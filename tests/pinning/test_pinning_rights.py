@@ -37,7 +37,6 @@ from router.server.http.auth.security import SecurityPolicy
 from tests.pinning.test_pinning import (
     LIMIT,
     LOOKUP,
-    User,
     configure,
     reached,
     refused,
@@ -49,7 +48,7 @@ from tests.pinning.test_pinning import (
 )
 from tests.support.http_serving import Front, http_front, streamable_client
 from tests.support.identity_provider import IdentityProvider, running_provider
-from tests.support.serving import write_config
+from tests.support.serving import User, write_config
 from tests.upstream.test_upstream_pool import first_text
 
 pytestmark = pytest.mark.processes

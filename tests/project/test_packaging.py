@@ -23,22 +23,14 @@ from pathlib import Path
 import pytest
 
 from router import __version__
+from tests.support.serving import initialize_request
 
 pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("router", "models", "pyproject.toml", "setup.py", "README.md")
 QUERY = "what time is it in Tokyo"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "packaging-test", "version": "0"},
-    },
-}
+INITIALIZE = initialize_request("packaging-test")
 
 
 def _copy_sources(target: Path) -> Path:

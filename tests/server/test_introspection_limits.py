@@ -19,19 +19,11 @@ import pytest
 from router.server.http.auth.security import SecurityPolicy
 from router.server.http.auth.tokens import INTROSPECTION_BURST, INTROSPECTION_RATE, TokenBucket
 from tests.support.http_serving import MCP_ACCEPT, Front, config, http_front
-from tests.support.identity_provider import INTROSPECTION_CLIENT, IdentityProvider, running_provider
+from tests.support.identity_provider import IdentityProvider, running_provider
+from tests.support.serving import initialize_request
 
 AUDIENCE = "https://router.test/mcp"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "attacker", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request("attacker")
 
 
 @pytest.fixture
@@ -56,19 +48,9 @@ def clock() -> Clock:
 @pytest.fixture
 async def front(provider: IdentityProvider, clock: Clock) -> AsyncIterator[Front]:
     """A fresh front for each test: each starts with a full bucket and empty caches."""
-    client_id, secret = INTROSPECTION_CLIENT
     cfg = config(
         {},
-        http={
-            "oauth": {
-                "issuer": provider.url,
-                "audience": AUDIENCE,
-                "scopes": ["mcp"],
-                "introspection_endpoint": f"{provider.url}/introspect",
-                "client_id": client_id,
-                "client_secret": secret,
-            }
-        },
+        http={"oauth": provider.oauth(AUDIENCE)},
     )
     policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
     assert policy.tokens is not None

@@ -5,7 +5,6 @@ with the embedding model (dense scores in their answers)."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import anyio
 import httpx2
 import pytest
 
+from tests.support.http_serving import http_child, terminated
 from tests.support.serving import NO_TORCH, raw_router, write_config
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import Installed, free_port
@@ -106,13 +106,8 @@ async def test_http_serve_ranks_with_the_model_without_torch(
     config = write_config(tmp_path, {"time": upstream_tests.time_server(installed)})
     port = free_port()
     config_args = ["--config", str(config)]
-    with (tmp_path / "router.log").open("wb") as stderr:
-        process = await anyio.open_process(
-            [sys.executable, *NO_TORCH, "serve", "--http", "--port", str(port), *config_args],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
+    command = [sys.executable, *NO_TORCH, "serve", "--http", "--port", str(port), *config_args]
+    async with http_child(command, tmp_path / "router.log") as process:
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             with anyio.fail_after(60):
                 while True:  # a child process offers no event to wait on: wait for its port
@@ -123,13 +118,7 @@ async def test_http_serve_ranks_with_the_model_without_torch(
                         break
                     except httpx2.ConnectError:
                         await anyio.sleep(0.1)
-        process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(15):
-            await process.wait()
-    finally:
-        if process.returncode is None:
-            process.kill()
-        await process.aclose()
+        await terminated(process)
     assert routed.status_code == 200, routed.text
     answer = routed.json()
     best = answer["results"][0]

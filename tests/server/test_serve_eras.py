@@ -10,8 +10,6 @@ handshake instead, and the questions reach the host as they would directly.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -21,8 +19,13 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
-from tests.server.calls.test_serve_host_requests import _drain_until_listening
-from tests.support.http_serving import config, http_front, streamable_client, until_indexed
+from tests.support.http_serving import (
+    config,
+    http_front,
+    listening_upstream,
+    streamable_client,
+    until_indexed,
+)
 from tests.support.serving import first_text, raw_router, router_parameters, write_config
 from tests.upstream.test_upstream_pool import free_port, script
 
@@ -109,38 +112,23 @@ async def test_over_http_a_handshake_host_is_served_by_a_twin_beside_the_modern_
     second, handshake-era connection, where the upstream can ask it mid-call; a modern host
     keeps the modern one (and is told the upstream cannot ask, as directly)."""
     port = free_port()
-    process = await anyio.open_process(
-        [sys.executable, script("session_asking")["args"][0], "streamable-http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        async with anyio.create_task_group() as group:
-            listening = anyio.Event()
-            group.start_soon(_drain_until_listening, process, listening)
-            with anyio.fail_after(20):
-                await listening.wait()
-            servers = {"asking": {"url": f"http://127.0.0.1:{port}/mcp"}}
-            async with http_front(config(servers, mode="all")) as http:
-                with anyio.fail_after(60):
-                    await until_indexed(http.state)
-                    async with streamable_client(
-                        http.mcp,
-                        mode="legacy",
-                        sampling_callback=_sample,
-                        elicitation_callback=_elicit,
-                    ) as old:
-                        asked = await _call(old, "asking__summarize", {"text": "news"})
-                    async with streamable_client(
-                        http.mcp, mode="2026-07-28", sampling_callback=_sample
-                    ) as new:
-                        declared = await _call(new, "asking__declared", {})
-                twins = dict(http.state.pool.twins)
-            group.cancel_scope.cancel()
-    finally:
-        process.terminate()
-        with anyio.fail_after(10), anyio.CancelScope(shield=True):
-            await process.aclose()
+    async with listening_upstream("session_asking", "streamable-http", port):
+        servers = {"asking": {"url": f"http://127.0.0.1:{port}/mcp"}}
+        async with http_front(config(servers, mode="all")) as http:
+            with anyio.fail_after(60):
+                await until_indexed(http.state)
+                async with streamable_client(
+                    http.mcp,
+                    mode="legacy",
+                    sampling_callback=_sample,
+                    elicitation_callback=_elicit,
+                ) as old:
+                    asked = await _call(old, "asking__summarize", {"text": "news"})
+                async with streamable_client(
+                    http.mcp, mode="2026-07-28", sampling_callback=_sample
+                ) as new:
+                    declared = await _call(new, "asking__declared", {})
+            twins = dict(http.state.pool.twins)
     assert asked == "model said: echo Summarize: news"
     assert declared == "sampling"
     assert list(twins) == ["asking"]

@@ -13,19 +13,17 @@ import anyio
 import pytest
 
 from tests.support import serving
-from tests.support.serving import INSTALL_HINT, META_TOOLS, Installed, router_command, write_config
+from tests.support.serving import (
+    META_TOOLS,
+    Installed,
+    inspector_cli,  # noqa: F401 (the inspector fixture)
+    router_command,
+    write_config,
+)
 
 pytestmark = pytest.mark.processes
 
 installed = serving.installed
-
-
-@pytest.fixture(scope="module")
-def inspector(installed: Installed) -> Path:
-    path = installed.root / "tests" / "node_modules" / ".bin" / "mcp-inspector"
-    if not path.exists():
-        pytest.skip(f"{path} is missing; {INSTALL_HINT}")
-    return path
 
 
 @pytest.fixture(scope="module")

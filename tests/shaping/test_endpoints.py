@@ -21,7 +21,6 @@ from mcp.client.stdio import StdioServerParameters
 
 from router.embedding.base import Embedder
 from tests.pinning.test_pinning import refused
-from tests.server.access.test_serve_policy import User
 from tests.support.http_serving import (
     MCP_ACCEPT,
     Front,
@@ -33,7 +32,7 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
-from tests.support.serving import ROOT, router_command, write_config
+from tests.support.serving import ROOT, User, router_command, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes

@@ -27,9 +27,8 @@ from router.config import load_config, parse_config
 from router.core.errors import ConfigError
 from router.embedding.base import Embedder
 from tests.pinning.test_pinning import ListChanges, configure, refused, routed, shifty
-from tests.server.access.test_serve_policy import User
 from tests.support.http_serving import config, http_front, streamable_client, until_indexed
-from tests.support.serving import ROOT, write_config
+from tests.support.serving import ROOT, User, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes

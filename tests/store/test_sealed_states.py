@@ -35,7 +35,10 @@ from router.store import nonces
 from router.store.local import LocalStore
 from router.store.nonces import NONCES_FILE, SqliteNonces
 from tests.support.http_serving import MCP_ACCEPT, Front, config, http_front, until_indexed
-from tests.support.identity_provider import IdentityProvider, running_provider
+from tests.support.identity_provider import (
+    IdentityProvider,
+    module_provider,  # noqa: F401 (the provider fixture)
+)
 from tests.upstream.test_upstream_pool import script
 
 pytestmark = pytest.mark.processes
@@ -167,12 +170,6 @@ async def test_a_ledger_that_cannot_be_written_refuses_the_state(tmp_path: Path)
 
 
 # -- held calls and paused runs, over HTTP with identities ------------------------------------
-
-
-@pytest.fixture(scope="module")
-async def provider() -> AsyncIterator[IdentityProvider]:
-    async with running_provider() as running:
-        yield running
 
 
 def _front_config(provider: IdentityProvider, **router: Any) -> Any:

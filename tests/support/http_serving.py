@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import anyio.abc
 import httpx2
 import jsonschema
 import uvicorn
+from anyio.streams.text import TextReceiveStream
 from fastapi import FastAPI
 from mcp import Client
 from mcp.client.sse import sse_client
@@ -38,6 +40,7 @@ from router.server.http.front import FrontState, ReadyLatch
 from router.server.lifecycle.state import RouterState
 from router.upstream import UpstreamState
 from router.upstream.connection.transport import HTTP_TIMEOUT
+from tests.support.serving import initialize_request
 from tests.upstream.test_upstream_pool import Installed, free_port
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "upstreams"
@@ -154,6 +157,43 @@ async def until_indexed(state: RouterState) -> None:
         await state.changes.wait()
 
 
+@asynccontextmanager
+async def http_child(
+    command: list[str], log: Path, env: Mapping[str, str] | None = None
+) -> AsyncIterator[anyio.abc.Process]:
+    """`command` (`mcp-router serve --http ...`) as a child process, its stderr to `log`;
+    killed at the end if it is still running (`terminated` stops it as a test asserts)."""
+    with log.open("wb") as stderr:
+        process = await anyio.open_process(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+        )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.aclose()
+
+
+async def terminated(process: anyio.abc.Process) -> int:
+    """SIGTERM, as a service manager stops it; its exit status, within 15 s."""
+    process.send_signal(signal.SIGTERM)
+    with anyio.fail_after(15):
+        return await process.wait()
+
+
+async def until_healthy(http: httpx2.AsyncClient, headers: dict[str, str]) -> None:
+    """Until a child's `/healthz` (at `http`'s base URL) says 200. Bound it."""
+    while True:  # a child process offers no event to wait on: poll readiness
+        try:
+            health = await http.get("/healthz", headers=headers)
+        except httpx2.ConnectError:
+            health = None
+        if health is not None and health.status_code == 200:
+            return
+        await anyio.sleep(0.1)
+
+
 async def start_everything(installed: Installed, mode: str, port: int) -> anyio.abc.Process:
     """npm server-everything over HTTP (`streamableHttp` at /mcp, `sse` at /sse) on `port`.
     The router's retries cover the moments before it listens."""
@@ -164,6 +204,38 @@ async def start_everything(installed: Installed, mode: str, port: int) -> anyio.
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+@asynccontextmanager
+async def listening_upstream(name: str, transport: str, port: int) -> AsyncIterator[None]:
+    """tests/upstreams/`name`.py serving `transport` on `port`, from the moment it listens;
+    terminated after."""
+    process = await anyio.open_process(
+        [sys.executable, str(SCRIPTS / f"{name}.py"), transport, str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        async with anyio.create_task_group() as group:
+            listening = anyio.Event()
+            group.start_soon(_drain_until_listening, process, listening)
+            with anyio.fail_after(20):
+                await listening.wait()
+            yield
+            group.cancel_scope.cancel()
+    finally:
+        process.terminate()
+        with anyio.fail_after(10), anyio.CancelScope(shield=True):
+            await process.aclose()
+
+
+async def _drain_until_listening(process: anyio.abc.Process, listening: anyio.Event) -> None:
+    """Read the upstream's log: uvicorn says when it listens; the rest is drained so that
+    the pipe never fills."""
+    assert process.stderr is not None
+    async for line in TextReceiveStream(process.stderr):
+        if "Uvicorn running on" in line:
+            listening.set()
 
 
 async def stop(process: anyio.abc.Process) -> None:
@@ -208,6 +280,18 @@ def sse_data(body: str) -> list[dict[str, Any]]:
     ]
 
 
+def sse_events(text: str) -> list[dict[str, str]]:
+    """The SSE events of a response body, each as its fields (`id`, `data`, ...)."""
+    found = []
+    for block in text.replace("\r\n", "\n").strip().split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+        found.append(fields)
+    return found
+
+
 def validate(openapi: dict[str, Any], schema: str, instance: Any) -> None:
     """`instance` conforms to the OpenAPI document's component `schema`."""
     document = {"$ref": f"#/components/schemas/{schema}", "components": openapi["components"]}
@@ -215,23 +299,23 @@ def validate(openapi: dict[str, Any], schema: str, instance: Any) -> None:
 
 
 async def open_session(
-    http: httpx2.AsyncClient, url: str, headers: dict[str, str] | None = None
+    http: httpx2.AsyncClient,
+    url: str,
+    headers: dict[str, str] | None = None,
+    *,
+    protocol: str = "2025-06-18",
+    client: str = "raw-http-test",
+    version_header: bool = False,
 ) -> dict[str, str]:
-    """A raw streamable-HTTP session (handshake done); the headers that address it."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw-http-test", "version": "0"},
-        },
-    }
+    """A raw streamable-HTTP session (handshake done); the headers that address it, with
+    `mcp-protocol-version` among them (from the `initialized` notification on) when
+    `version_header`."""
     base = {**MCP_ACCEPT, **(headers or {})}
-    answer = await http.post(url, json=initialize, headers=base)
+    answer = await http.post(url, json=initialize_request(client, protocol), headers=base)
     assert answer.status_code == 200, answer.text
     session = {**base, "mcp-session-id": answer.headers["mcp-session-id"]}
+    if version_header:
+        session["mcp-protocol-version"] = protocol
     done = await http.post(
         url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
     )

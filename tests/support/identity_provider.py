@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import jwt
+import pytest
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from starlette.applications import Starlette
@@ -49,6 +50,19 @@ class IdentityProvider:
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
     exchanges: list[dict[str, str]] = field(default_factory=list)
     """Each token exchange granted: the subject, the subject token's audience, the one asked."""
+
+    def oauth(self, audience: str) -> dict[str, Any]:
+        """The router's `http.oauth` settings for this provider: tokens for `audience` with
+        the `mcp` scope, opaque ones introspected as the registered resource server."""
+        client_id, secret = INTROSPECTION_CLIENT
+        return {
+            "issuer": self.url,
+            "audience": audience,
+            "scopes": ["mcp"],
+            "introspection_endpoint": f"{self.url}/introspect",
+            "client_id": client_id,
+            "client_secret": secret,
+        }
 
     def jwks(self) -> dict[str, Any]:
         rsa_jwk = jwt.algorithms.RSAAlgorithm.to_jwk(self.signing.public_key(), as_dict=True)
@@ -181,3 +195,16 @@ async def running_provider() -> AsyncIterator[IdentityProvider]:
                 server.should_exit = True
     finally:
         sock.close()
+
+
+@pytest.fixture(scope="module", name="provider")
+async def module_provider() -> AsyncIterator[IdentityProvider]:
+    """One running provider for the test module. Import it into the module that asks for
+    `provider`."""
+    async with running_provider() as running:
+        yield running
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The `Authorization` header that presents `token`."""
+    return {"Authorization": f"Bearer {token}"}

@@ -22,6 +22,7 @@ import mcp_types as types
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext
 
 from tests.upstream import test_upstream_pool as upstream_tests
 from tests.upstream.test_upstream_pool import INSTALL_HINT, ROOT, Installed
@@ -32,8 +33,10 @@ __all__ = [
     "ROOT",
     "Installed",
     "RawRouter",
+    "User",
     "child_pids",
     "example_servers",
+    "initialize_request",
     "pending_upstreams",
     "raw_router",
     "router_parameters",
@@ -74,6 +77,16 @@ def example_servers(installed: Installed, scratch: Path) -> dict[str, dict[str, 
     }
 
 
+@pytest.fixture(scope="module", name="inspector")
+def inspector_cli(installed: Installed) -> Path:
+    """The MCP Inspector's command (tests/package.json); skips where it is not installed.
+    Import it into the module that asks for `inspector`."""
+    path = installed.root / "tests" / "node_modules" / ".bin" / "mcp-inspector"
+    if not path.exists():
+        pytest.skip(f"{path} is missing; {INSTALL_HINT}")
+    return path
+
+
 def write_config(directory: Path, servers: dict[str, dict[str, Any]], **router: Any) -> Path:
     """A config file in `directory`; the embedding cache goes there too (tests stay hermetic)."""
     router.setdefault("cache_dir", str(directory / "cache"))
@@ -99,6 +112,36 @@ def router_parameters(config: Path, *, bm25_only: bool = True) -> StdioServerPar
     """For the SDK `Client`: the router with the SDK's default (minimal) environment."""
     command, *args = router_command(config, bm25_only=bm25_only)
     return StdioServerParameters(command=command, args=args, cwd=config.parent)
+
+
+class User:
+    """The person at the host: answers the router's questions (elicitation) with `action`,
+    and remembers them. Pass `user.elicitation` as the client's `elicitation_callback`."""
+
+    def __init__(self, action: str = "accept") -> None:
+        self.action = action
+        self.asked: list[str] = []
+
+    async def elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
+
+
+def initialize_request(client: str, protocol: str = "2025-11-25") -> dict[str, Any]:
+    """The JSON-RPC `initialize` request (id 1) that opens a session, from a client named
+    `client`, asking for `protocol`."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": protocol,
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "0"},
+        },
+    }
 
 
 def first_text(result: types.CallToolResult) -> str:
@@ -198,14 +241,8 @@ class RawRouter:
 
     async def initialize(self, version: str = "2025-11-25") -> dict[str, Any]:
         """The handshake: `initialize`, then `notifications/initialized`."""
-        result = await self.result(
-            "initialize",
-            {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test-client", "version": "0"},
-            },
-        )
+        opening = initialize_request("raw-test-client", version)
+        result = await self.result("initialize", opening["params"])
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result
 
@@ -249,10 +286,16 @@ async def raw_router(
     try:
         yield router
     finally:
-        with anyio.move_on_after(10, shield=True) as cleanup:
-            if process.returncode is None:
-                await router.finish()
-        if cleanup.cancelled_caught:
-            process.kill()
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
+        await close_router(process, router.finish)
+
+
+async def close_router(process: anyio.abc.Process, finish: Callable[[], Awaitable[object]]) -> None:
+    """For a `finally`: let a stdio router end as a host ends it (`finish` closes its stdin
+    and reads its output to the end) within 10 s, else kill it; shielded from cancellation."""
+    with anyio.move_on_after(10, shield=True) as cleanup:
+        if process.returncode is None:
+            await finish()
+    if cleanup.cancelled_caught:
+        process.kill()
+    with anyio.CancelScope(shield=True):
+        await process.aclose()

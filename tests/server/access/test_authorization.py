@@ -26,23 +26,17 @@ from tests.support.http_serving import (
     streamable_client,
     until_ready,
 )
-from tests.support.identity_provider import IdentityProvider, running_provider
+from tests.support.identity_provider import (
+    IdentityProvider,
+    bearer,
+    module_provider,  # noqa: F401 (the provider fixture)
+)
 from tests.upstream.test_upstream_pool import Installed, installed  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.processes
 
 AUDIENCE = "https://router.test/mcp"
 OPERATOR_TOKEN = "operator-token-for-the-scraper"
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-@pytest.fixture(scope="module")
-async def provider() -> AsyncIterator[IdentityProvider]:
-    async with running_provider() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -22,26 +22,12 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from tests.support.serving import router_parameters, write_config
+from tests.support.serving import User, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes
 
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
-
-
-class User:
-    """Answers the router's questions, and remembers them."""
-
-    def __init__(self, action: str = "accept") -> None:
-        self.action = action
-        self.asked: list[str] = []
-
-    async def elicitation(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
 
 
 @asynccontextmanager

@@ -21,8 +21,8 @@ from mcp.shared.exceptions import MCPError
 
 from router.server.calls import pipeline
 from router.server.calls.call import ToolCall
-from tests.server.access.test_serve_policy import User
 from tests.support.http_serving import Front, config, http_front, streamable_client
+from tests.support.serving import User
 from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes

@@ -11,9 +11,6 @@ these tests are about.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,7 +20,6 @@ import anyio
 import anyio.abc
 import mcp_types as types
 import pytest
-from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.sse import sse_client
@@ -31,7 +27,13 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import FileUrl
 
 from tests.server.calls.test_relay_attacks import logged
-from tests.support.http_serving import config, http_front, streamable_client, until_indexed
+from tests.support.http_serving import (
+    config,
+    http_front,
+    listening_upstream,
+    streamable_client,
+    until_indexed,
+)
 from tests.support.serving import router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, free_port, script
 
@@ -107,34 +109,9 @@ async def upstream_entry(transport: str, era: str) -> AsyncIterator[dict[str, di
         yield {"asking": script("asking", protocol=ERAS[era])}
         return
     port = free_port()
-    process = await anyio.open_process(
-        [sys.executable, script("asking")["args"][0], transport, str(port)],
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     path = "/sse" if transport == "sse" else "/mcp"
-    try:
-        async with anyio.create_task_group() as group:
-            listening = anyio.Event()
-            group.start_soon(_drain_until_listening, process, listening)
-            with anyio.fail_after(20):
-                await listening.wait()
-            yield {"asking": {"url": f"http://127.0.0.1:{port}{path}", "protocol": ERAS[era]}}
-            group.cancel_scope.cancel()
-    finally:
-        process.terminate()
-        with anyio.fail_after(10), anyio.CancelScope(shield=True):
-            await process.aclose()
-
-
-async def _drain_until_listening(process: anyio.abc.Process, listening: anyio.Event) -> None:
-    """Read the upstream's log: uvicorn says when it listens; the rest is drained so that
-    the pipe never fills."""
-    assert process.stderr is not None
-    async for line in TextReceiveStream(process.stderr):
-        if "Uvicorn running on" in line:
-            listening.set()
+    async with listening_upstream("asking", transport, port):
+        yield {"asking": {"url": f"http://127.0.0.1:{port}{path}", "protocol": ERAS[era]}}
 
 
 @asynccontextmanager

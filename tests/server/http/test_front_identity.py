@@ -36,55 +36,31 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
-from tests.support.identity_provider import INTROSPECTION_CLIENT, IdentityProvider, running_provider
+from tests.support.identity_provider import (
+    IdentityProvider,
+    bearer,
+    module_provider,  # noqa: F401 (the provider fixture)
+)
+from tests.support.serving import initialize_request
 
 pytestmark = pytest.mark.processes
 
 AUDIENCE = "https://router.test/mcp"
 """The router's resource URL as clients reach it (behind a TLS proxy, say)."""
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "attacker", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request("attacker")
 
 
 def upstream(name: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SCRIPTS / f"{name}.py")]}
 
 
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-@pytest.fixture(scope="module")
-async def provider() -> AsyncIterator[IdentityProvider]:
-    async with running_provider() as running:
-        yield running
-
-
 @pytest.fixture(scope="module")
 async def front(provider: IdentityProvider) -> AsyncIterator[Front]:
-    client_id, secret = INTROSPECTION_CLIENT
     cfg = config(
         {"toolbox": upstream("toolbox"), "ledger": upstream("ledger")},
         pin=["ledger/get_balance", "toolbox/get_forecast"],
-        http={
-            "oauth": {
-                "issuer": provider.url,
-                "audience": AUDIENCE,
-                "scopes": ["mcp"],
-                "introspection_endpoint": f"{provider.url}/introspect",
-                "client_id": client_id,
-                "client_secret": secret,
-            }
-        },
+        http={"oauth": provider.oauth(AUDIENCE)},
         profiles={
             "finance": {"groups": ["finance"], "allow": ["*"]},
             "default": {"deny": ["ledger/*"]},

@@ -38,8 +38,9 @@ from tests.support.http_serving import (
     until_ready,
     validate,
 )
+from tests.support.serving import inspector_cli  # noqa: F401 (the inspector fixture)
 from tests.upstream import test_upstream_pool as upstream_tests
-from tests.upstream.test_upstream_pool import INSTALL_HINT, Installed, first_text, script
+from tests.upstream.test_upstream_pool import Installed, first_text, script
 
 pytestmark = pytest.mark.processes
 
@@ -211,14 +212,6 @@ async def test_healthz_counts_the_mcp_sessions_open_on_each_transport() -> None:
 
     assert version == "2026-07-28"
     assert counts == [0, 1, 1, 2, 0]
-
-
-@pytest.fixture(scope="module")
-def inspector(installed: Installed) -> Path:
-    path = installed.root / "tests" / "node_modules" / ".bin" / "mcp-inspector"
-    if not path.exists():
-        pytest.skip(f"{path} is missing; {INSTALL_HINT}")
-    return path
 
 
 async def run_inspector(inspector: Path, url: str, *options: str) -> dict[str, Any]:

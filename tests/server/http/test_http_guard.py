@@ -32,6 +32,7 @@ from tests.support.http_serving import (
     until_indexed,
     validate,
 )
+from tests.support.serving import initialize_request
 
 pytestmark = pytest.mark.processes
 
@@ -140,18 +141,7 @@ async def test_refused_sse_messages_never_reach_the_upstream(front: Front, log: 
                 response: dict[str, Any] = json.loads(reply[5:])
                 return response
 
-            await send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "raw-sse-test", "version": "0"},
-                    },
-                }
-            )
+            await send(initialize_request("raw-sse-test", "2025-06-18"))
             await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             before = calls(log)
             for case, status, options in refusals(headers, TOUCH, BIG_TOUCH):

@@ -31,14 +31,19 @@ from tests.support.http_serving import (
     Front,
     config,
     http_front,
+    sse_events,
     streamable_client,
     until_indexed,
 )
-from tests.support.identity_provider import IdentityProvider, running_provider
+from tests.support.http_serving import open_session as raw_session
+from tests.support.identity_provider import (
+    IdentityProvider,
+    module_provider,  # noqa: F401 (the provider fixture)
+)
+from tests.support.serving import initialize_request
 
 pytestmark = pytest.mark.processes
 
-REVISION = {"mcp-protocol-version": "2025-11-25"}
 SECRET = "launch code 0451-" + secrets.token_hex(4)
 Headers = dict[str, str]
 
@@ -54,43 +59,21 @@ def front_config() -> Any:
     return config({"toolbox": toolbox()}, pin=["toolbox/translate_text"])
 
 
-def events(text: str) -> list[dict[str, str]]:
-    """The SSE events of a response body, each as its fields."""
-    found = []
-    for block in text.replace("\r\n", "\n").strip().split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.split("\n"):
-            name, _, value = line.partition(":")
-            fields[name] = value.strip()
-        found.append(fields)
-    return found
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "private-streams-test", "version": "0"},
-    },
-}
+INITIALIZE = initialize_request("private-streams-test")
 
 
 async def open_session(
     http: httpx2.AsyncClient, front: Front, headers: Headers | None = None
 ) -> Headers:
     """A 2025-11-25 session (handshake done); the headers that address it."""
-    base = {**MCP_ACCEPT, **(headers or {})}
-    opened = await http.post(front.mcp, json=INITIALIZE, headers=base)
-    assert opened.status_code == 200, opened.text
-    session = {**base, **REVISION, "mcp-session-id": opened.headers["mcp-session-id"]}
-    done = await http.post(
-        front.mcp, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
+    return await raw_session(
+        http,
+        front.mcp,
+        headers,
+        protocol="2025-11-25",
+        client="private-streams-test",
+        version_header=True,
     )
-    assert done.status_code == 202, done.text
-    return session
 
 
 async def echo(
@@ -108,7 +91,7 @@ async def echo(
     }
     answered = await http.post(front.mcp, json=call, headers=session)
     assert answered.status_code == 200 and text in answered.text, answered.text
-    ids = [event["id"] for event in events(answered.text) if event.get("id")]
+    ids = [event["id"] for event in sse_events(answered.text) if event.get("id")]
     assert len(ids) == 2, answered.text  # the priming event and the result
     return ids
 
@@ -191,12 +174,6 @@ async def test_sessions_that_flood_the_store_push_out_only_their_own_events(
             flood_resumed = await resume(http, front, floods[0], first_ids[0])
     assert quiet_resumed[0] == 200 and SECRET in quiet_resumed[1]
     assert flood_resumed[0] == 400 and "Last-Event-ID" in flood_resumed[1]
-
-
-@pytest.fixture(scope="module")
-async def provider() -> AsyncIterator[IdentityProvider]:
-    async with running_provider() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

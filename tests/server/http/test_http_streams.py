@@ -5,8 +5,6 @@ bounded in bytes (the attacks over HTTP: tests/server/http/test_http_private_str
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import httpx2
 import mcp_types as types
@@ -18,31 +16,11 @@ from mcp.server.streamable_http import EventMessage, EventStore
 
 from router.policy.profiles import Principal
 from router.server.http.event_store import EVENT_OVERHEAD, RETRY_MS, BoundedEventStore
-from tests.support.http_serving import MCP_ACCEPT, config, http_front, until_indexed
+from tests.support.http_serving import MCP_ACCEPT, config, http_front, sse_events, until_indexed
+from tests.support.serving import initialize_request
 from tests.upstream.test_upstream_pool import script
 
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-sse-test", "version": "0"},
-    },
-}
-
-
-def _events(text: str) -> list[dict[str, str]]:
-    """The SSE events of a response body, each as its fields."""
-    events = []
-    for block in text.replace("\r\n", "\n").strip().split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.split("\n"):
-            name, _, value = line.partition(":")
-            fields[name] = value.strip()
-        events.append(fields)
-    return events
+INITIALIZE = initialize_request("raw-sse-test")
 
 
 async def _first_data(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> str:
@@ -73,7 +51,7 @@ async def test_a_post_stream_opens_with_a_priming_event_and_resumes_after_it() -
                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
                 headers={**session, "mcp-protocol-version": "2025-11-25"},
             )
-            priming, answer = _events(listed.text)[:2]
+            priming, answer = sse_events(listed.text)[:2]
             replayed = await _first_data(
                 http,
                 front.mcp,

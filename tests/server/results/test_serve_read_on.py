@@ -30,7 +30,7 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
-from tests.support.identity_provider import INTROSPECTION_CLIENT, running_provider
+from tests.support.identity_provider import running_provider
 from tests.support.serving import raw_router, write_config
 from tests.upstreams.large import words
 
@@ -159,21 +159,11 @@ async def test_an_expired_handle_fails_saying_so(front: Front) -> None:
 async def test_another_principal_cannot_read_a_handle_its_owner_reads_from_any_request(
     tmp_path: Path,
 ) -> None:
-    client_id, secret = INTROSPECTION_CLIENT
     async with running_provider() as provider:
         cfg = config(
             SERVERS,
             cache_dir=str(tmp_path),
-            http={
-                "oauth": {
-                    "issuer": provider.url,
-                    "audience": AUDIENCE,
-                    "scopes": ["mcp"],
-                    "introspection_endpoint": f"{provider.url}/introspect",
-                    "client_id": client_id,
-                    "client_secret": secret,
-                }
-            },
+            http={"oauth": provider.oauth(AUDIENCE)},
         )
         alice = {"Authorization": f"Bearer {provider.token('alice', AUDIENCE)}"}
         bob = {"Authorization": f"Bearer {provider.token('bob', AUDIENCE)}"}
@@ -201,22 +191,12 @@ async def test_one_principal_keeping_many_big_results_leaves_anothers_handle_rea
 ) -> None:
     """Mallory fills the kept results (1 MiB here) with cut results of 100 KB each; bob's
     one handle, made first, still reads: mallory loses its own oldest instead."""
-    client_id, secret = INTROSPECTION_CLIENT
     async with running_provider() as provider:
         cfg = config(
             SERVERS,
             cache_dir=str(tmp_path),
             limits={"keep_mib": 1},
-            http={
-                "oauth": {
-                    "issuer": provider.url,
-                    "audience": AUDIENCE,
-                    "scopes": ["mcp"],
-                    "introspection_endpoint": f"{provider.url}/introspect",
-                    "client_id": client_id,
-                    "client_secret": secret,
-                }
-            },
+            http={"oauth": provider.oauth(AUDIENCE)},
         )
         bob = {"Authorization": f"Bearer {provider.token('bob', AUDIENCE)}"}
         mallory = {"Authorization": f"Bearer {provider.token('mallory', AUDIENCE)}"}

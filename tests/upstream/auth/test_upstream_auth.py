@@ -37,7 +37,7 @@ from router.upstream.auth.providers import token_files
 from router.upstream.auth.storage import StoredCredentials
 from tests.conftest import ROOT
 from tests.support.http_serving import http_front
-from tests.support.serving import RawRouter, write_config
+from tests.support.serving import RawRouter, close_router, write_config
 
 pytestmark = pytest.mark.processes
 
@@ -324,13 +324,7 @@ async def serving(setup: Setup, *, verbose: bool = False) -> AsyncIterator[Host]
         try:
             yield host
         finally:
-            with anyio.move_on_after(10, shield=True) as cleanup:
-                if process.returncode is None:
-                    await host.finish()
-            if cleanup.cancelled_caught:
-                process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.aclose()
+            await close_router(process, host.finish)
 
 
 WHOAMI = f"{NAME}__whoami"
