@@ -13,9 +13,10 @@ import httpx2
 import pytest
 
 from tests.support.http_serving import http_child, streamable_client, terminated, until_healthy
+from tests.support.ports import free_port
 from tests.support.serving import write_config
 from tests.upstream import test_upstream_pool as upstream_tests
-from tests.upstream.test_upstream_pool import Installed, first_text, free_port
+from tests.upstream.test_upstream_pool import Installed, first_text
 
 pytestmark = pytest.mark.processes
 

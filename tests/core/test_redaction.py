@@ -32,8 +32,8 @@ from router.core.redaction import MASK, redact, redact_url, remember, secrets_of
 from router.server.lifecycle.errors import http_body, jsonrpc_error, tool_error_result
 from router.upstream.failures import describe, redacted_error
 from tests.support.http_serving import http_child, streamable_client, terminated, until_healthy
+from tests.support.ports import free_port
 from tests.support.serving import write_config
-from tests.upstream.test_upstream_pool import free_port
 from tests.upstreams import echoing
 
 

@@ -14,9 +14,10 @@ import httpx2
 import pytest
 
 from tests.support.http_serving import http_child, terminated
+from tests.support.ports import free_port
 from tests.support.serving import NO_TORCH, raw_router, write_config
 from tests.upstream import test_upstream_pool as upstream_tests
-from tests.upstream.test_upstream_pool import Installed, free_port
+from tests.upstream.test_upstream_pool import Installed
 
 pytestmark = pytest.mark.processes
 

@@ -26,8 +26,9 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
+from tests.support.ports import free_port
 from tests.support.serving import first_text, raw_router, router_parameters, write_config
-from tests.upstream.test_upstream_pool import free_port, script
+from tests.upstream.test_upstream_pool import script
 
 pytestmark = pytest.mark.processes
 

@@ -56,10 +56,11 @@ from tests.support.haproxy import (
     running_haproxy,
 )
 from tests.support.http_serving import MCP_ACCEPT, config, http_front, open_session, until_indexed
+from tests.support.ports import free_port
 from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.replicas import Replica, start_http_router
 from tests.support.serving import ROOT
-from tests.upstream.test_upstream_pool import free_port, script
+from tests.upstream.test_upstream_pool import script
 
 pytestmark = pytest.mark.processes
 

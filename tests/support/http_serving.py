@@ -40,8 +40,9 @@ from router.server.http.front import FrontState, ReadyLatch
 from router.server.lifecycle.state import RouterState
 from router.upstream import UpstreamState
 from router.upstream.connection.transport import HTTP_TIMEOUT
+from tests.support.ports import free_port
 from tests.support.serving import initialize_request
-from tests.upstream.test_upstream_pool import Installed, free_port
+from tests.upstream.test_upstream_pool import Installed
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "upstreams"
 MODE_PATHS = {"streamableHttp": "/mcp", "sse": "/sse"}

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_port
+
 START_TIMEOUT = 30.0
 _SERVICE_USER = "pgserver"
 
@@ -144,12 +146,21 @@ def _traversable(path: Path) -> None:
             folder.chmod(mode | stat.S_IXOTH)
 
 
-def _free_port() -> int:
-    import socket
+PORT_ATTEMPTS = 5
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+
+def _start(server: Postgres, *, chosen: bool) -> None:
+    """Start `server`; on a port another process took first (a free port is only free when
+    it was looked at), again on another, when the port was ours to choose."""
+    for attempt in range(PORT_ATTEMPTS):
+        try:
+            server.start()
+            return
+        except RuntimeError:
+            if not chosen or attempt == PORT_ATTEMPTS - 1 or "could not bind" not in server.log():
+                raise
+            server.port = free_port()
+            (server.data / "server.log").unlink(missing_ok=True)
 
 
 @contextmanager
@@ -179,9 +190,9 @@ def running_postgres(port: int | None = None) -> Iterator[Postgres]:
         capture_output=True,
         **_as_service_user(),
     )
-    server = Postgres(bin_dir, data, port or _free_port())
+    server = Postgres(bin_dir, data, port or free_port())
     try:
-        server.start()
+        _start(server, chosen=port is None)
         yield server
     finally:
         server.stop()

@@ -18,9 +18,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.postgres import Postgres, postgres_bin, running_postgres
 from tests.support.serving import ROOT, router_command
-from tests.upstream.test_upstream_pool import free_port
 
 READY_TIMEOUT = 120.0
 """Seconds a replica has to say ready (loading the model and indexing included)."""

@@ -27,8 +27,9 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
+from tests.support.ports import free_port
 from tests.upstream import test_upstream_pool as upstream_tests
-from tests.upstream.test_upstream_pool import Installed, first_text, free_port
+from tests.upstream.test_upstream_pool import Installed, first_text
 
 pytestmark = pytest.mark.processes
 

@@ -12,7 +12,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -32,6 +31,7 @@ from router.core.catalog import ToolSpec
 from router.core.errors import ToolNotFound, UpstreamTimeout, UpstreamUnavailable
 from router.upstream import BackoffPolicy, ProtocolMemory, UpstreamPool, UpstreamState
 from router.upstream.connection.negotiation import upstream_key
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.processes
 
@@ -424,13 +424,6 @@ async def test_an_unknown_server_is_unavailable_and_named() -> None:
             await pool.call_tool("nowhere", "tool", {})
     assert refused.value.upstream == "nowhere"
     assert "not in the config being served" in str(refused.value)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])

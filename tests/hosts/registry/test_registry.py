@@ -25,6 +25,7 @@ from router.config import RemoteServer, StdioServer, parse_config
 from router.hosts.merge import EVERY_VARIABLE
 from router.hosts.registry.document import read_server
 from router.hosts.registry.entries import entry_for
+from tests.support.ports import free_port
 from tests.upstream.test_upstream_pool import Installed
 from tests.upstream.test_upstream_pool import installed as installed  # the fixture
 
@@ -288,7 +289,7 @@ def test_installed_npm_and_pypi_servers_and_a_remote_start(
     # not reachable from here): the entry's shape is what is under test.
     everything = installed.npm("server-everything", "sse")
     remote_config = dict(json.loads(config.read_text("utf-8")))
-    port = _free_port()
+    port = free_port()
     remote_config["mcpServers"]["mcp"]["url"] = f"http://127.0.0.1:{port}/sse"
     config.write_text(json.dumps(remote_config))
     with subprocess.Popen(
@@ -314,16 +315,6 @@ def _version_of(script: Path) -> str:
     ).stdout.strip()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-@pytest.mark.processes
 def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path) -> None:
     import re
 

@@ -34,8 +34,9 @@ from tests.support.http_serving import (
     streamable_client,
     until_indexed,
 )
+from tests.support.ports import free_port
 from tests.support.serving import router_parameters, write_config
-from tests.upstream.test_upstream_pool import first_text, free_port, script
+from tests.upstream.test_upstream_pool import first_text, script
 
 pytestmark = pytest.mark.processes
 
