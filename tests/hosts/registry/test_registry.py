@@ -315,6 +315,7 @@ def _version_of(script: Path) -> str:
     ).stdout.strip()
 
 
+@pytest.mark.processes
 def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path) -> None:
     import re
 
