@@ -296,15 +296,36 @@ def test_installed_npm_and_pypi_servers_and_a_remote_start(
         [everything["command"], *everything["args"]],
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as server:
         try:
+            # inspect gives a remote a few retries, not a slow start: wait until it listens
+            assert _listening(server, "Server is running on port"), "the SSE server did not start"
             upstreams = _inspect(config)
         finally:
             server.terminate()
     for name in ("context7", "server-time", "mcp"):
         assert upstreams[name]["state"] == "healthy", upstreams[name]
         assert upstreams[name]["tools"] > 0
+
+
+LISTEN_TIMEOUT = 60.0
+
+
+def _listening(server: subprocess.Popen[str], said: str) -> bool:
+    """Whether `server` wrote `said` on stderr within LISTEN_TIMEOUT; its stderr is drained
+    on a thread from then on, so the pipe never fills."""
+    ready = threading.Event()
+
+    def drain() -> None:
+        assert server.stderr is not None
+        for line in server.stderr:
+            if said in line:
+                ready.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    return ready.wait(LISTEN_TIMEOUT)
 
 
 def _version_of(script: Path) -> str:
