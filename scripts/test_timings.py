@@ -17,7 +17,7 @@ import argparse
 import json
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,24 @@ def merged(paths: list[Path]) -> dict[str, Any]:
     }
 
 
+def by_test(reports: list[dict[str, Any]], field: str) -> dict[str, float]:
+    """`field` (duration or cpu_s) summed over each test's setup, call and teardown."""
+    summed: dict[str, float] = defaultdict(float)
+    for report in reports:
+        summed[report["nodeid"]] += float(report.get(field) or 0.0)
+    return summed
+
+
+def by_file(per_test: dict[str, float]) -> dict[str, float]:
+    summed: dict[str, float] = defaultdict(float)
+    for nodeid, value in per_test.items():
+        summed[_file_of(nodeid)] += value
+    return summed
+
+
 def slowest(run: dict[str, Any]) -> str:
     """The slowest tests and the total, for the end of a CI log."""
-    per_test: dict[str, float] = defaultdict(float)
-    for report in run["reports"]:
-        per_test[report["nodeid"]] += float(report["duration"])
+    per_test = by_test(run["reports"], "duration")
     lines = [f"The {ROWS} slowest tests (setup, call and teardown):"]
     for nodeid, seconds in sorted(per_test.items(), key=lambda item: -item[1])[:ROWS]:
         lines.append(f"{seconds:8.1f} s  {nodeid}")
@@ -57,30 +70,24 @@ def slowest(run: dict[str, Any]) -> str:
 
 def tables(run: dict[str, Any], label: str) -> str:
     reports: list[dict[str, Any]] = run["reports"]
-    per_test: dict[str, float] = defaultdict(float)
-    cpu_of_test: dict[str, float] = defaultdict(float)
-    cpu_of_file: dict[str, float] = defaultdict(float)
+    per_test = by_test(reports, "duration")
+    cpu_of_test = by_test(reports, "cpu_s")
+    cpu_of_file = by_file(cpu_of_test)
+    tests_in_file = Counter(_file_of(nodeid) for nodeid in per_test)
     per_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    tests_in_file: dict[str, set[str]] = defaultdict(set)
     fixtures: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     outcomes: dict[str, str] = {}
     phase = {"setup": 0, "call": 1, "teardown": 2}
     for report in reports:
-        nodeid, seconds = report["nodeid"], float(report["duration"])
-        per_test[nodeid] += seconds
-        file = _file_of(nodeid)
-        per_file[file][phase[report["when"]]] += seconds
-        cpu = float(report.get("cpu_s") or 0.0)
-        cpu_of_test[nodeid] += cpu
-        cpu_of_file[file] += cpu
-        tests_in_file[file].add(nodeid)
+        nodeid = report["nodeid"]
+        per_file[_file_of(nodeid)][phase[report["when"]]] += float(report["duration"])
         if report["when"] == "call" or report["outcome"] != "passed":
             outcomes[nodeid] = report["outcome"]
         for name, scope, where, took in report["fixtures"]:
             fixtures[(name, scope, where)].append(float(took))
     busy = sum(per_test.values())
     cpu_total = sum(cpu_of_test.values())
-    counts = defaultdict(int)
+    counts: dict[str, int] = defaultdict(int)
     for outcome in outcomes.values():
         counts[outcome] += 1
     lines = [
@@ -100,7 +107,7 @@ def tables(run: dict[str, Any], label: str) -> str:
     for file, (setup, call, teardown) in ranked_files[:ROWS]:
         total = setup + call + teardown
         lines.append(
-            f"| `{file}` | {len(tests_in_file[file])} | {total:.1f} | {setup:.1f} "
+            f"| `{file}` | {tests_in_file[file]} | {total:.1f} | {setup:.1f} "
             f"| {call:.1f} | {teardown:.1f} | {cpu_of_file[file]:.1f} |"
         )
     lines += [

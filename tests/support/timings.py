@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 ENV = "MCP_ROUTER_TEST_TIMINGS"
+TARGET = os.environ.get(ENV)
+"""Where the run is written; unset, the hooks below do nothing (xdist workers inherit it)."""
 _FIXTURE_KEY = "mcp_router_fixture_setup"
 
 _pending: list[tuple[str, str, str, float]] = []
@@ -45,6 +47,9 @@ _started = time.monotonic()
 def pytest_fixture_setup(
     fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
 ) -> Generator[None, None, None]:
+    if not TARGET:
+        yield
+        return
     started = time.perf_counter()
     yield
     where = fixturedef.baseid or "tests/conftest.py"
@@ -57,6 +62,8 @@ def pytest_runtest_makereport(
 ) -> Generator[None, Any, None]:
     global _cpu_mark
     outcome = yield
+    if not TARGET:
+        return
     report: pytest.TestReport = outcome.get_result()
     # tests run one after another in a process: the CPU since the last phase is this one's
     # (a child's counts once it has been waited for, which the test's own cleanup does)
@@ -69,7 +76,7 @@ def pytest_runtest_makereport(
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if not os.environ.get(ENV):
+    if not TARGET:
         return
     fixtures: list[Any] = [value for key, value in report.user_properties if key == _FIXTURE_KEY]
     cpu = [value for key, value in report.user_properties if key == _CPU_KEY]
@@ -93,11 +100,10 @@ def _worker_of(report: pytest.TestReport) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    target = os.environ.get(ENV)
-    if not target or hasattr(session.config, "workerinput"):
+    if not TARGET or hasattr(session.config, "workerinput"):
         return  # a worker: its reports reach the controller, which writes the file
     workers = getattr(session.config.option, "numprocesses", None)
-    Path(target).write_text(
+    Path(TARGET).write_text(
         json.dumps(
             {
                 "wall_s": round(time.monotonic() - _started, 1),
