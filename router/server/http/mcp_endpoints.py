@@ -38,6 +38,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from router.core.errors import HttpRefusal
 from router.sdk.internals import hook_sessions, open_session_count
+from router.sdk.sse_sessions import canonical_session_id, posted_session_id
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS
 from router.server.access.endpoint import at_endpoint, requested_endpoint
 from router.server.access.visibility import current_principal
@@ -50,7 +51,8 @@ ENDPOINT_MCP, ENDPOINT_SSE = "/mcp/{endpoint}", "/sse/{endpoint}"
 """A named endpoint's streamable HTTP and legacy SSE (`router.endpoints`)."""
 SSE_SESSION_HEADER = "x-mcp-router-session"
 """The `GET /sse` response header naming the session, for a load balancer's stickiness."""
-_SESSION_ID = re.compile(rb"[?&]session_id=([0-9a-f]+)")
+_SESSION_ID = re.compile(rb"[?&]session_id=([^&\s]+)")
+"""The session id in the SDK's `endpoint` event (checked by `canonical_session_id`)."""
 MAX_SSE_STREAMS = 1_000
 """Legacy SSE streams open at once, across every principal (each is a whole MCP session)."""
 SSE_PER_PRINCIPAL = 16
@@ -196,10 +198,20 @@ class McpEndpoints:
                     del self._sse_by_principal[key]
 
     async def sse_message(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A message for a legacy SSE session, served at the endpoint its stream opened at."""
-        found = _SESSION_ID.search(b"?" + scope.get("query_string", b""))
-        session_id = found[1].decode() if found is not None else None
-        with at_endpoint(self._sse_endpoint_of.get(session_id) if session_id else None):
+        """A message for a legacy SSE session, served at the endpoint its stream opened at:
+        the id is read once, in the form the SDK then reads (`router/sdk/sse_sessions.py`);
+        one that names no open stream is refused here, never served as the router itself."""
+        if scope["method"] != "POST":
+            refusal = HttpRefusal(405, "Method Not Allowed", {"Allow": "POST"})
+            await error_response(refusal, mcp=True)(scope, receive, send)
+            return
+        session_id = posted_session_id(scope)
+        if isinstance(session_id, str) and session_id not in self._sse_endpoint_of:
+            session_id = HttpRefusal(404, "Could not find session")
+        if isinstance(session_id, HttpRefusal):
+            await error_response(session_id, mcp=True)(scope, receive, send)
+            return
+        with at_endpoint(self._sse_endpoint_of[session_id]):
             await self.sse.handle_post_message(scope, receive, send)
 
 
@@ -229,9 +241,11 @@ class _SessionHeader:
         if self._start is not None and message["type"] == "http.response.body":
             start, self._start = self._start, None
             found = _SESSION_ID.search(message.get("body", b""))
-            if found is not None:
-                self._bind(found[1].decode())
-                headers = [*start.get("headers", []), (SSE_SESSION_HEADER.encode(), found[1])]
+            session_id = canonical_session_id(found[1].decode()) if found is not None else None
+            if session_id is not None:  # else unbound: a post naming it is refused
+                self._bind(session_id)
+                header = (SSE_SESSION_HEADER.encode(), session_id.encode())
+                headers = [*start.get("headers", []), header]
                 start = {**start, "headers": headers}
             await self._send(start)
         await self._send(message)
