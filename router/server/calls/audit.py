@@ -11,7 +11,10 @@ profile does not see), `over-quota` (`meter`), `confirmed` (the user said yes, a
 ran), `declined` (the user's no, or a host that cannot ask), `held` (a question for the
 host: a confirmation or a held tool's approval), `sign-in-needed` (a per-user upstream the
 caller has not signed in to; the call that signs in is `ran`), `revoked` (an operator or the
-principal revoked its sign-in to a per-user upstream, `/v1/auth`).
+principal revoked its sign-in to a per-user upstream, `/v1/auth`), `cancelled` (the client
+cancelled the request or went away before its answer), `abandoned` (a held call's upstream
+result that no request read, with the upstream's own outcome in `upstream_outcome`: `ran`,
+`error`, or `cancelled` when the router cancelled it because its client left).
 
 With `required`, a request the trail cannot record is refused: one that arrives while the
 trail is unhealthy is refused before anything runs, and one whose record fails after it ran
@@ -175,11 +178,14 @@ async def audited_request(
     try:
         answer = await run()
     except BaseException as exc:
-        if not isinstance(exc, anyio.get_cancelled_exc_class()):
-            asked = described or cast(Callable[[], Request], request)()
+        asked = described or cast(Callable[[], Request], request)()
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            # what reached an upstream is on the trail, whatever the client did
+            record = record_of(asked, trail, started, "cancelled")
+        else:
             record = record_of(asked, trail, started, _refused_outcome(exc), error=exc)
-            with anyio.CancelScope(shield=True), suppress(AuditUnavailable):
-                await write(trail, record)  # its error goes back either way
+        with anyio.CancelScope(shield=True), suppress(AuditUnavailable):
+            await write(trail, record)  # its error goes back either way
         raise
     asked = described or cast(Callable[[], Request], request)()
     try:
@@ -217,6 +223,29 @@ async def audited(
     return await audited_request(
         trail, request, lambda: run(call), lambda _: outcome_of(call), refusal
     )
+
+
+def abandoned_call(
+    call: ToolCall,
+) -> Callable[[types.CallToolResult | None], Awaitable[None]] | None:
+    """For a held call (`router.server.calls.held_calls`): the record of its upstream result
+    that no request read, `abandoned`, with the upstream's own outcome (`cancelled`: the
+    router cancelled it). None without a trail."""
+    trail = call.state.audit
+    if trail is None:
+        return None
+    started = time.perf_counter()
+    tool = call.tool
+    asked = Request(call.ctx, "tool-call", tool.server, tool.qualified_name, call.arguments)
+
+    async def abandoned(result: types.CallToolResult | None) -> None:
+        record = record_of(asked, trail, started, "abandoned", result)
+        record["upstream_outcome"] = (
+            "cancelled" if result is None else "error" if result.is_error else "ran"
+        )
+        await write(trail, record)
+
+    return abandoned
 
 
 def refusal(exc: AuditUnavailable) -> types.CallToolResult:

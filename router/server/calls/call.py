@@ -39,7 +39,11 @@ class ToolCall:
     `confirmed` (the user said yes) or `declined` (`authorize`), `over-quota` (`meter`),
     `sign-in-needed` (`forward`: the caller must sign in to the upstream first)."""
     finish: list[Callable[[], None]] = field(default_factory=list)
-    """Run once the call ends, however it ends (`meter`'s place in flight)."""
+    """Run once the call ends, however it ends."""
+    slot: Callable[[], None] | None = None
+    """The caller's place in flight (`meter`), given back when the upstream's work ends: when
+    the call ends, or, for a held call (`forward`), when the upstream answers it or the router
+    cancels it, however long after the request that is."""
 
     @property
     def tool(self) -> ToolRecord:

@@ -16,10 +16,18 @@ on every replica of a store (the key is shared), and another replica answers tha
 is held elsewhere and is to be retried from the start (a held upstream call is per process;
 nothing forwards the retry). Held calls are bounded in time, in number (`MAX_HELD`), and per
 principal (`PRINCIPAL_SHARE`), so one principal holding its share leaves the rest to others.
+
+A held call outlives requests, so what it does upstream is accounted for by the call, not by
+a request: it keeps the caller's place in flight (`release`, `router.server.calls.stages.meter`)
+until the upstream answers or the router cancels it; a request that waits for its outcome and
+is cancelled (the client's `notifications/cancelled`, or the client gone) cancels the
+upstream call; and a result nobody reads (the host never came back with its answer, or left)
+is handed to `abandoned`, which puts it on the audit trail.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -29,6 +37,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import mcp_types as types
+from anyio import WouldBlock
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter
 
@@ -52,6 +61,8 @@ _R = TypeVar("_R", bound=types.Result)
 _RESPONSE = TypeAdapter[types.InputResponse](types.InputResponse)
 
 Outcome = types.CallToolResult | types.InputRequiredResult
+Abandoned = Callable[[types.CallToolResult | None], Awaitable[None]]
+"""Told the upstream's result that no request read (None: the router cancelled the call)."""
 
 
 @dataclass(eq=False)
@@ -76,6 +87,11 @@ class HeldCall:
     pending: _Question | None = None
     generation: int = 0
     """Which question the next sealed state answers (a retry answers each once)."""
+    waiting: int = 0
+    """Requests waiting for its next outcome; none when its result comes: nobody reads it."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The upstream call's: cancelled when the request waiting for it is."""
+    abandoned: Abandoned | None = None
 
     @property
     def binding(self) -> Binding:
@@ -131,9 +147,51 @@ class HeldCalls:
         call: Callable[[HeldCall], Awaitable[types.CallToolResult]],
         record: ToolRecord,
         arguments: dict[str, Any],
+        *,
+        release: Callable[[], None] | None = None,
+        abandoned: Abandoned | None = None,
     ) -> Outcome:
         """Run `call(held)`, the call of `record` with `arguments`, held open; its result,
-        or its first question."""
+        or its first question. `release` gives back the caller's place in flight once the
+        upstream call ends (at once when it is refused here)."""
+        try:
+            held = self._admit(record, arguments)
+        except InvalidParams:
+            if release is not None:
+                release()
+            raise
+        held.abandoned = abandoned
+        send = held._questions
+
+        async def running() -> None:
+            result: types.CallToolResult | None = None
+            delivered = False
+            try:
+                with held.scope:
+                    held.scope.deadline = anyio.current_time() + HOLD_SECONDS * 4
+                    result = await call(held)
+                    if held.waiting:  # no checkpoint between the check and the hand-over
+                        with contextlib.suppress(WouldBlock):
+                            send.send_nowait(result)
+                            delivered = True
+            except Exception:  # the call's own failures are results; this is a bug's
+                logger.exception("held call %s failed", held.id)
+            finally:
+                self._held.pop(held.id, None)
+                send.close()
+                if held.pending is not None:  # abandoned: nobody waits to read the rest
+                    held._next.close()
+                if release is not None:
+                    release()
+                if not delivered:
+                    with anyio.CancelScope(shield=True):
+                        await _tell_abandoned(held, result)
+
+        assert self._task_group is not None  # `_admit` refuses before `run` started
+        self._task_group.start_soon(running)
+        return await self._outcome(held)  # no checkpoint before it counts as waiting
+
+    def _admit(self, record: ToolRecord, arguments: dict[str, Any]) -> HeldCall:
         owner = _caller()
         if self._task_group is None or len(self._held) >= MAX_HELD:
             raise InvalidParams(
@@ -149,22 +207,7 @@ class HeldCalls:
         send, receive = anyio.create_memory_object_stream[_Question | types.CallToolResult](1)
         held = HeldCall(secrets.token_urlsafe(16), owner, _digest(record, arguments), send, receive)
         self._held[held.id] = held
-
-        async def running() -> None:
-            try:
-                with anyio.move_on_after(HOLD_SECONDS * 4):
-                    result = await call(held)
-                    await send.send(result)
-            except Exception:  # the call's own failures are results; this is a bug's
-                logger.exception("held call %s failed", held.id)
-            finally:
-                self._held.pop(held.id, None)
-                send.close()
-                if held.pending is not None:  # abandoned: nobody waits to read the rest
-                    receive.close()
-
-        self._task_group.start_soon(running)
-        return await self._outcome(held)
+        return held
 
     async def resume(
         self,
@@ -189,12 +232,27 @@ class HeldCalls:
         return await self._outcome(held)
 
     async def _outcome(self, held: HeldCall) -> Outcome:
+        held.waiting += 1
         try:
-            with anyio.fail_after(HOLD_SECONDS):
-                item = await held._next.receive()
+            try:
+                with anyio.fail_after(HOLD_SECONDS):
+                    item = await held._next.receive()
+            finally:
+                held.waiting -= 1
         except (anyio.EndOfStream, TimeoutError):
             held._next.close()
             raise InvalidParams("mcp-router: the held call ended without a result") from None
+        except anyio.get_cancelled_exc_class():
+            # The client cancelled or left: so is the upstream call. A result that came
+            # just before is nobody's now.
+            if not held.waiting:
+                held.scope.cancel()
+                with contextlib.suppress(WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    left = held._next.receive_nowait()
+                    if isinstance(left, types.CallToolResult):
+                        with anyio.CancelScope(shield=True):
+                            await _tell_abandoned(held, left)
+            raise
         if isinstance(item, types.CallToolResult):
             held._next.close()
             return item
@@ -204,6 +262,15 @@ class HeldCalls:
             input_requests={"input": item.request},
             request_state=self._pauses.seal(held, HOLD_SECONDS),
         )
+
+
+async def _tell_abandoned(held: HeldCall, result: types.CallToolResult | None) -> None:
+    if held.abandoned is None:
+        return
+    try:
+        await held.abandoned(result)
+    except Exception:  # a failed record must not take the router's held calls down
+        logger.exception("held call %s: its abandoned result was not recorded", held.id)
 
 
 def _caller() -> str:

@@ -70,6 +70,8 @@ async def _through_stages(call: ToolCall) -> Answer:
     finally:
         for done in call.finish:
             done()
+        if call.slot is not None:  # not handed to a held call
+            call.slot()
     if call.answer is None:
         raise RuntimeError(f"{call.name}: no stage answered the call")
     return call.answer

@@ -20,6 +20,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from router.core.errors import SignInNeeded, UpstreamError
 from router.core.tracing import failed, span
+from router.server.calls import audit
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.held_calls import HeldCall
 from router.server.lifecycle.errors import tool_error_result
@@ -112,4 +113,7 @@ async def _held(call: ToolCall, report: ProgressFnT | None) -> Answer:
                 call.outcome = "sign-in-needed"
             return tool_error_result(exc)
 
-    return await state.held.start(upstream_call, tool, arguments)
+    slot, call.slot = call.slot, None  # the held call gives it back, not this request
+    return await state.held.start(
+        upstream_call, tool, arguments, release=slot, abandoned=audit.abandoned_call(call)
+    )

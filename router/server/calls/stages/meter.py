@@ -3,11 +3,15 @@
 A call over a quota never reaches the upstream: it is answered with an `isError` result that
 names the quota and when it allows one more (also in `_meta` as `mcp-router/quota`, which
 the REST surface turns into 429 and `Retry-After`), counted in `/metrics`, and written to
-the audit trail as `over-quota`. An admitted call holds its place in flight until it ends
-(`ToolCall.finish`). With a shared store, `calls_per_minute` is counted in its table by every
-replica (`router.store.quota_buckets`)."""
+the audit trail as `over-quota`. An admitted call holds its place in flight (`concurrent_calls`)
+until the upstream's work ends (`ToolCall.slot`): a held call's until the upstream answers or
+the router cancels it, though the request that started it ended long before, and its
+retries take no second place. With a shared store, `calls_per_minute` is counted in its
+table by every replica (`router.store.quota_buckets`)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import anyio.to_thread
 import mcp_types as types
@@ -29,6 +33,10 @@ async def meter(call: ToolCall) -> None:
     principal = current_access().principal
     view = view_of(settings, principal)
     limits = limits_for(settings.quotas, view.profiles, tool.server)
+    answers = call.answers
+    if answers is not None and state.held.is_held(answers.state):
+        # the retry of a held call, which holds its place in flight already
+        limits = dataclasses.replace(limits, concurrent_calls=None, upstream_concurrent_calls=None)
     book, who = state.quotas, "" if principal is None else principal.key
     if book.shared is not None and not limits.unlimited:  # the store's buckets: blocking
         admitted = await anyio.to_thread.run_sync(book.admit, who, tool.server, limits)
@@ -39,7 +47,7 @@ async def meter(call: ToolCall) -> None:
         call.outcome = "over-quota"
         call.end(over_quota_result(admitted))
         return
-    call.finish.append(admitted)
+    call.slot = admitted
     if limits.result_mib_per_hour is not None or limits.upstream_result_mib_per_hour is not None:
 
         def spend() -> None:
