@@ -153,10 +153,13 @@ class UpstreamPool:
 
         def read() -> dict[str, CachedListing | None]:
             assert listings is not None
+            for n in names:
+                if self._personal.applies(servers[n]):
+                    listings.forget(n)  # a principal's own, kept in clear by older versions
             return {
                 n: listings.load(n, servers[n])
                 for n in names
-                if start[n] != "eager" or self._personal.applies(servers[n])
+                if start[n] != "eager" and not self._personal.applies(servers[n])
             }
 
         cached = await anyio.to_thread.run_sync(read) if listings is not None else {}
@@ -190,7 +193,6 @@ class UpstreamPool:
                 config,
                 name,
                 server,
-                cached,
                 options,
                 on_tools=self._on_tools_changed,
                 on_status_changed=self._on_status_changed,

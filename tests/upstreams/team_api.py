@@ -3,9 +3,11 @@
 keys from the provider's JWKS) when their audience is this server's own URL.
 
 Tools: `whoami()` (the subject, the audience and the `act` claim of the token the call came
-with). Not part of the MCP server, for the tests (no token needed, loopback only):
-`GET /control/calls` lists each call's subject, audience and the first 16 hex digits of its
-token's sha256.
+with). What each caller lists is its own: a tool `payslip_<subject>`, a resource
+`hr://<subject>/performance-review-2026` ("rating 2/5, PIP") and a prompt
+`<subject>-private-feedback`, each listed, read or called for that subject only. Not part
+of the MCP server, for the tests (no token needed, loopback only): `GET /control/calls`
+lists each call's subject, audience and the first 16 hex digits of its token's sha256.
 
     python -m tests.upstreams.team_api --issuer URL [--port 0]
 
@@ -27,7 +29,17 @@ import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
+from mcp_types import (
+    CallToolResult,
+    GetPromptResult,
+    Prompt,
+    PromptMessage,
+    Resource,
+    TextContent,
+    Tool,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -72,11 +84,63 @@ class IssuerVerifier:
         )
 
 
+def _caller() -> str:
+    token = get_access_token()
+    assert token is not None and token.subject  # the endpoint takes no request without one
+    return token.subject
+
+
+class TeamServer(MCPServer):
+    """Lists each caller's own items beside the shared ones."""
+
+    async def list_tools(self) -> list[Tool]:
+        who = _caller()
+        schema: dict[str, Any] = {"type": "object", "properties": {}}
+        own = Tool(name=f"payslip_{who}", description=f"{who}'s payslip", input_schema=schema)
+        return [*await super().list_tools(), own]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        who = _caller()
+        if name == f"payslip_{who}":
+            return CallToolResult(content=[TextContent(text=f"{who}: 4,200 net")])
+        return await super().call_tool(name, arguments, context)
+
+    async def list_resources(self) -> list[Resource]:
+        who = _caller()
+        own = Resource(
+            uri=f"hr://{who}/performance-review-2026",
+            name="performance-review-2026",
+            description=f"{who}'s performance review",
+            mime_type="text/plain",
+        )
+        return [*await super().list_resources(), own]
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        who = _caller()
+        if str(uri) == f"hr://{who}/performance-review-2026":
+            return [ReadResourceContents(content=f"{who}: rating 2/5, PIP", mime_type="text/plain")]
+        return await super().read_resource(uri, context)
+
+    async def list_prompts(self) -> list[Prompt]:
+        who = _caller()
+        own = Prompt(name=f"{who}-private-feedback", description=f"{who}'s private feedback")
+        return [*await super().list_prompts(), own]
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        who = _caller()
+        if name == f"{who}-private-feedback":
+            text = TextContent(text=f"{who} misses deadlines")
+            return GetPromptResult(messages=[PromptMessage(role="user", content=text)])
+        return await super().get_prompt(name, arguments, context)
+
+
 def build(port: int, issuer: str) -> MCPServer:
     url = f"http://127.0.0.1:{port}/mcp"
     verifier = IssuerVerifier(issuer, url)
     calls: list[dict[str, str]] = []
-    app = MCPServer(
+    app = TeamServer(
         "team-api",
         token_verifier=verifier,
         auth=AuthSettings.model_validate({"issuer_url": issuer, "resource_server_url": url}),

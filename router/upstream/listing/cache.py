@@ -11,6 +11,11 @@ taken. A file is keyed by the entry's connection identity (`listing_key`: a hash
 command, arguments, environment and folder, or of the URL, transport and headers), so an entry
 whose command or environment changed is never served another's listing, and no configured
 value (an API key in `env`) is written.
+
+A per-user upstream's listing is its principal's own (`router.upstream.personal`): it is never
+kept here under the server's name. Each principal's is a record of its own (`owner`: kind
+`user-listings`, keyed by a hash of the server's name and the principal's key), in records
+that seal it like that principal's tokens.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from router.upstream.listing.fetch import Listing
 logger = logging.getLogger(__name__)
 
 LISTINGS_DIR = "listings"
+PERSONAL_LISTINGS = "user-listings"
+"""The kind of a principal's own listing of a per-user upstream (sealed records only)."""
 _FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -112,10 +119,20 @@ def _dump(model: BaseModel) -> dict[str, Any]:
 
 class ListingCache:
     """The listings of one cache folder (or of the shared store, `records`); with neither,
-    nothing is kept."""
+    nothing is kept. With `owner` (a principal's key), that principal's own listings, each
+    a record of its own: `records` must then be sealed (`router.store.sealed_records`)."""
 
-    def __init__(self, cache_dir: Path | None, records: Records | None = None) -> None:
+    def __init__(
+        self, cache_dir: Path | None, records: Records | None = None, *, owner: str | None = None
+    ) -> None:
         self._records = records or (FileRecords(cache_dir) if cache_dir is not None else None)
+        self._owner = owner
+        self._kind = LISTINGS_DIR if owner is None else PERSONAL_LISTINGS
+
+    def _place(self, name: str) -> str:
+        if self._owner is None:
+            return self.key(name)
+        return hashlib.sha256(f"{name}\x1f{self._owner}".encode()).hexdigest()[:40]
 
     @property
     def where(self) -> str | None:
@@ -131,7 +148,7 @@ class ListingCache:
         if self._records is None:
             return None
         try:
-            raw = self._records.get(LISTINGS_DIR, self.key(name))
+            raw = self._records.get(self._kind, self._place(name))
         except (OSError, StoreError) as exc:
             logger.warning(
                 "upstream %s: cached listing in %s unreadable (%s)", name, self.where, exc
@@ -157,9 +174,13 @@ class ListingCache:
             return None
 
     def forget(self, name: str) -> None:
-        """Drop `name`'s kept listing, if any (blocking)."""
-        if self._records is not None:
-            self._records.delete(LISTINGS_DIR, self.key(name))
+        """Drop `name`'s kept listing, if any (blocking; a failure is logged)."""
+        if self._records is None:
+            return
+        try:
+            self._records.delete(self._kind, self._place(name))
+        except (OSError, StoreError) as exc:
+            logger.warning("upstream %s: cannot drop its listing in %s: %s", name, self.where, exc)
 
     async def save(
         self, name: str, server: StdioServer | RemoteServer, cached: CachedListing
@@ -171,7 +192,7 @@ class ListingCache:
         try:
             text = await anyio.to_thread.run_sync(cached.to_json, name, listing_key(server))
             await anyio.to_thread.run_sync(
-                records.put, LISTINGS_DIR, self.key(name), text.encode("utf-8")
+                records.put, self._kind, self._place(name), text.encode("utf-8")
             )
         except (OSError, StoreError) as exc:
             logger.warning("upstream %s: cannot cache its listing in %s: %s", name, self.where, exc)

@@ -1,4 +1,10 @@
-"""How the pool makes a per-user upstream and each principal's connection to it."""
+"""How the pool makes a per-user upstream and each principal's connection to it.
+
+A per-user upstream starts from no listing (never the shared one a cache folder or store
+keeps under its name, which it deletes: older versions kept it there in clear). Each
+principal's connection keeps its own listing in the sealed records, under that principal's
+key (`ListingCache(owner=...)`), and reads it back when the principal's connection opens.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ import anyio.to_thread
 from router.config import RemoteServer, RouterConfig, StdioServer
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
-from router.upstream.listing.cache import CachedListing
+from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.personal.accounts import how_personal
 from router.upstream.personal.acting import Acting
 from router.upstream.personal.credentials import (
@@ -21,7 +27,7 @@ from router.upstream.personal.credentials import (
     sealed_records,
 )
 from router.upstream.personal.pending import PendingSignIns
-from router.upstream.personal.upstream import ChildHooks, PersonalUpstream, SignedIn
+from router.upstream.personal.upstream import ChildHooks, Kept, PersonalUpstream, SignedIn
 from router.upstream.state import UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
 
@@ -59,13 +65,13 @@ class PersonalBuilder:
         config: RouterConfig,
         name: str,
         server: RemoteServer,
-        cached: CachedListing | None,
         options: dict[str, Any],
         *,
         on_tools: ToolsChanged | None,
         on_status_changed: Callable[[UpstreamStatus], None] | None,
     ) -> PersonalUpstream:
-        """`options`: what its principals' connections share with an ordinary upstream."""
+        """`options`: what its principals' connections share with an ordinary upstream
+        (`listings`: whether listings are kept at all)."""
         self.place(config)  # the key is checked at start, not at the first principal's call
 
         def make_child(acting: Acting, hooks: ChildHooks) -> Upstream:
@@ -78,11 +84,36 @@ class PersonalBuilder:
             config.router.personal,
             SIGN_IN_HINT,
             signed_in=self._signed_in(config, server),
+            kept=self._kept(config, name, server, options),
             on_tools=on_tools,
-            cached=cached,
             on_status_changed=on_status_changed,
-            **options,
+            **{**options, "listings": None},
         )
+
+    def _listings(
+        self, config: RouterConfig, acting: Acting, options: dict[str, Any]
+    ) -> ListingCache | None:
+        """Where `acting`'s own listings are kept: sealed, under its key; None where the
+        pool keeps no listings."""
+        if options.get("listings") is None:
+            return None
+        return ListingCache(None, self.place(config).records, owner=acting.key)
+
+    def _kept(
+        self, config: RouterConfig, name: str, server: RemoteServer, options: dict[str, Any]
+    ) -> Kept | None:
+        """The reader of a principal's own kept listing of `name`."""
+        if options.get("listings") is None:
+            return None
+
+        def load(acting: Acting) -> CachedListing | None:
+            listings = self._listings(config, acting, options)
+            return listings.load(name, server) if listings is not None else None
+
+        async def kept(acting: Acting) -> CachedListing | None:
+            return await anyio.to_thread.run_sync(load, acting)
+
+        return kept
 
     def _signed_in(self, config: RouterConfig, server: RemoteServer) -> SignedIn | None:
         """The check that a principal's record still holds credentials (none for token
@@ -125,5 +156,5 @@ class PersonalBuilder:
             on_tools_changed=hooks.on_tools,
             on_status_changed=hooks.on_status,
             auth=auth,
-            **options,
+            **{**options, "listings": self._listings(config, acting, options)},
         )

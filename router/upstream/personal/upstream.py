@@ -15,11 +15,12 @@ through the front and the connection is up, then goes on. A host that cannot sho
 an error naming the link, which stays valid while the attempt waits; a declined sign-in
 closes the attempt.
 
-The index is shared: it holds every tool any principal's connection listed (and, before
-any did, the listing kept in the cache folder), while a call is checked against the
-caller's own listing, so a tool another principal sees but the caller's upstream does not
-offer is not found for the caller. Before anyone has listed at all, the server's one tool is
-`sign_in` (`SIGN_IN_TOOL`): calling it signs the caller in, and the real tools take its place.
+What a connection lists is its principal's alone: its resources, templates and prompts are
+served to that principal only (`listing`), and it is kept sealed under that principal's key
+(`router.upstream.personal.building`), read back when that principal's connection opens
+again; never as the shared cached listing. The index holds every tool a connection open in
+this process listed (before any has, the one tool `sign_in`, `SIGN_IN_TOOL`, which signs the
+caller in), while a call is checked against the caller's own listing.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ from router.core.changes import Changes
 from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
 from router.upstream.failures import ProgressClock
+from router.upstream.listing.cache import CachedListing
 from router.upstream.listing.fetch import Listing
+from router.upstream.listing.known import KnownListing
 from router.upstream.personal.acting import Acting, current_acting
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
@@ -73,6 +76,8 @@ class _Child:
     """The URL the caller's host could not show: later calls name it too."""
     tools: tuple[ToolSpec, ...] | None = None
     """Its own listing, once it has listed."""
+    kept: KnownListing | None = None
+    """The listing it kept last time (sealed), until it lists."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,8 @@ class ChildHooks:
 MakeChild = Callable[[Acting, ChildHooks], Upstream]
 SignedIn = Callable[[Acting], Awaitable[bool]]
 """Whether a principal's credentials are still stored (not revoked meanwhile)."""
+Kept = Callable[[Acting], Awaitable[CachedListing | None]]
+"""The listing a principal's connection kept last time, if any."""
 
 
 class PersonalUpstream(Upstream):
@@ -102,12 +109,15 @@ class PersonalUpstream(Upstream):
         hint: str,
         *,
         signed_in: SignedIn | None = None,
+        kept: Kept | None = None,
         on_tools: ToolsChanged | None = None,
         **upstream: object,
     ) -> None:
+        """`upstream`: what an `Upstream` takes, less a cached listing (it has none)."""
         super().__init__(name, server, lazy=True, **upstream)  # type: ignore[arg-type]
         self._make_child = make_child
         self._signed_in = signed_in
+        self._kept = kept
         self._settings = settings
         self._hint = hint
         self._on_tools = on_tools
@@ -120,9 +130,7 @@ class PersonalUpstream(Upstream):
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
-        if self._union is not None:
-            return self._union
-        return super().tools or (self._stand_in,)
+        return self._union if self._union is not None else (self._stand_in,)
 
     @property
     def _stand_in(self) -> ToolSpec:
@@ -137,12 +145,15 @@ class PersonalUpstream(Upstream):
 
     @property
     def listing(self) -> Listing:
-        """The acting principal's own listing where its connection has one."""
+        """The acting principal's own listing (or the one its connection kept, until it
+        lists); an empty one for anyone else."""
         acting = current_acting()
         child = self._children.get(acting.key) if acting is not None else None
-        if child is not None and child.upstream is not None and child.tools is not None:
+        if child is None or child.upstream is None:
+            return Listing()
+        if child.tools is not None:
             return child.upstream.listing
-        return super().listing
+        return child.kept.listing if child.kept is not None else Listing()
 
     @property
     def status(self) -> UpstreamStatus:
@@ -244,6 +255,11 @@ class PersonalUpstream(Upstream):
         assert self._group is not None
         self._group.start_soon(self._run_child, child, name=f"upstream {self.name} (a principal)")
         self._changed.notify()
+        if self._kept is not None:
+            kept = await self._kept(acting)
+            if kept is not None:
+                child.kept = KnownListing(self.name, self._filter, self.server.description)
+                child.kept.install(kept, from_cache=True)
         return child
 
     async def _unrevoked(self, child: _Child) -> _Child:

@@ -17,8 +17,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,7 +26,6 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from router.config import RemoteServer, RouterConfig, parse_config
 from router.core.errors import ConfigError
@@ -43,6 +41,7 @@ from tests.support.http_serving import Front, config, http_front, streamable_cli
 from tests.support.identity_provider import EXCHANGE_CLIENT, IdentityProvider, running_provider
 from tests.support.postgres import Postgres
 from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
+from tests.support.team_api import running_team_api
 from tests.upstream.auth.test_upstream_auth import SHORT_LIFETIME, Upstream, start_upstream
 
 pytestmark = pytest.mark.processes
@@ -176,6 +175,9 @@ async def test_another_principal_never_gets_a_token_not_after_a_restart_nor_from
         assert all(b"access_token" not in r.read_bytes() for r in records)  # sealed
         async with http_front(cfg, _policy(cfg)) as front:  # a restart: alice's tokens stay
             with anyio.fail_after(LIMIT):
+                # no listing is shared: sign_in opens her connection with her stored tokens
+                back = await _call(front, provider, "alice", "notes__sign_in")
+                assert "Signed in to notes" in _text(back), _text(back)
                 mine = await _call(front, provider, "alice", "notes__my_notes")
                 assert _text(mine) == "notes of alice: buy milk"
                 # mallory's host shows no URLs: the error names the sign-in link instead
@@ -195,32 +197,16 @@ async def test_another_principal_never_gets_a_token_not_after_a_restart_nor_from
         before = await _control(notes, "calls")
         async with http_front(cfg, _policy(cfg)) as front:
             with anyio.fail_after(LIMIT):
-                moved = await _call(front, provider, "mallory", "notes__my_notes")
+                moved = await _call(front, provider, "mallory", "notes__sign_in")
                 assert moved.is_error and "notes of alice" not in _text(moved)
         assert await _control(notes, "calls") == before  # nothing reached the upstream
     assert not any(c["subject"] == "mallory" for c in await _control(notes, "calls"))
 
 
-@asynccontextmanager
-async def _team_api(issuer: str) -> AsyncIterator[str]:
-    """`tests/upstreams/team_api.py`, trusting `issuer`; its MCP URL."""
-    command = [sys.executable, "-m", "tests.upstreams.team_api", "--issuer", issuer]
-    async with await anyio.open_process(command, cwd=ROOT, stderr=None) as process:
-        assert process.stdout is not None
-        try:
-            with anyio.fail_after(20):
-                line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 4096)
-            yield line.decode().strip()
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-
-
 async def test_token_exchange_trades_each_callers_own_token_for_one_the_upstream_takes(
     tmp_path: Path,
 ) -> None:
-    async with running_provider() as provider, _team_api(provider.url) as team:
+    async with running_provider() as provider, running_team_api(provider.url) as team:
         client_id, secret = EXCHANGE_CLIENT
         oauth = {"grant": "token-exchange", "clientId": client_id, "clientSecret": secret}
         cfg = config(
