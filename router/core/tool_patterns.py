@@ -10,6 +10,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 
 from router.core.catalog import Catalog, ToolRecord
+from router.core.naming import SEPARATOR
 
 
 def matches(record: ToolRecord, pattern: str) -> bool:
@@ -20,6 +21,35 @@ def matches(record: ToolRecord, pattern: str) -> bool:
         return True
     names = {record.name, record.called_as}
     return any(fnmatch.fnmatchcase(f"{record.server}/{name}", pattern) for name in names)
+
+
+def covers_server(pattern: str, server: str) -> bool:
+    """Whether `pattern` names every tool `server` could list: it ends in `*`, and what comes
+    before that star matches the start of `server/` or of `server__` (`shop/*`, `shop/**`,
+    `shop__*`, `sh*`, `*/*`, `*`). Decided from the pattern alone, so a server with no tool
+    yet, or one that adds a tool later, is covered alike (a `deny` that covers a server
+    denies its resources and prompts too, `ToolPolicy.permits_server`)."""
+    head = pattern.rstrip("*")
+    if head == pattern:
+        return False
+    return any(
+        fnmatch.fnmatchcase(start[:cut], head)
+        for start in (f"{server}/", f"{server}{SEPARATOR}")
+        for cut in range(len(start) + 1)
+    )
+
+
+def names_server(pattern: str, server: str) -> bool:
+    """Whether `pattern` may name some tool of `server` when written as `server/tool` or
+    `server__tool`: some start of the pattern (cut between its parts) matches `server/` or
+    `server__` (`shop/get_*`, `shop__send_email`, `*/read`, `*`). A bare tool glob (`get_*`)
+    names no server, even though it matches an unprefixed server's tools."""
+    # A cut inside a `[...]` set leaves an unclosed `[`, a literal, which matches no start.
+    return any(
+        fnmatch.fnmatchcase(start, pattern[:cut])
+        for start in (f"{server}/", f"{server}{SEPARATOR}")
+        for cut in range(1, len(pattern) + 1)
+    )
 
 
 def matching(records: Iterable[ToolRecord], patterns: Sequence[str]) -> tuple[ToolRecord, ...]:

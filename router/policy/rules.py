@@ -10,6 +10,10 @@ The rules, first match wins:
    asked likewise (an unannotated tool is not: list it under `confirm` to cover it);
 5. anything else runs.
 Each ruling names the rule that made it, so refusals can say which setting to change.
+
+A server's other surfaces (resources, templates, prompts, completions, subscriptions) follow
+the same patterns (`permits_server`): a `deny` that covers every tool of the server hides
+them, and so does an `allow` none of whose patterns names the server.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from enum import Enum
 
 from router.config import RouterConfig
 from router.core.catalog import ToolRecord
-from router.core.tool_patterns import matches
+from router.core.tool_patterns import covers_server, matches, names_server
 from router.policy.injection import flagged_rules
 
 
@@ -115,6 +119,17 @@ class ToolPolicy:
 
     def denies(self, record: ToolRecord) -> bool:
         return self.rule_for(record).verdict is Verdict.DENY
+
+    def permits_server(self, server: str) -> bool:
+        """Whether these rules leave the server's resources, templates, prompts and
+        completions open: no `deny` pattern covers every tool it could list, and a
+        non-empty `allow` has a pattern that names the server (`covers_server`,
+        `names_server`). `confirm` and `hold_flagged` rule on tools only."""
+        if any(covers_server(pattern, server) for pattern in self.deny):
+            return False
+        if self.allow and not any(names_server(pattern, server) for pattern in self.allow):
+            return False
+        return self.narrower is None or self.narrower.permits_server(server)
 
 
 def _destructive(record: ToolRecord) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from router.config import RouterConfig
 from router.config.shaping import Endpoint
 from router.core.catalog import ToolRecord
-from router.core.tool_patterns import matches
+from router.core.tool_patterns import matches, names_server
 from router.policy.rules import ToolPolicy
 
 __all__ = ["EndpointFilter", "endpoint_filters"]
@@ -41,11 +41,22 @@ class EndpointFilter:
             policy=endpoint_policy(name, endpoint),
         )
 
-    def permits_server(self, server: str) -> bool:
+    def serves(self, server: str) -> bool:
+        """Whether the server is one of the endpoint's `servers`."""
         return self.servers is None or server in self.servers
 
+    def permits_server(self, server: str) -> bool:
+        """Whether the endpoint serves the server's resources, templates, prompts and
+        completions: it is one of its `servers`, one of its `tools` globs (when it has
+        any) names the server, and its policy leaves the server open
+        (`ToolPolicy.permits_server`). An endpoint that serves none of a server's tools
+        serves nothing else of it."""
+        if not self.serves(server) or not self.policy.permits_server(server):
+            return False
+        return not self.tools or any(names_server(pattern, server) for pattern in self.tools)
+
     def permits(self, record: ToolRecord) -> bool:
-        if not self.permits_server(record.server):
+        if not self.serves(record.server):
             return False
         if self.tools and not any(matches(record, pattern) for pattern in self.tools):
             return False

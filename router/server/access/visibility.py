@@ -20,6 +20,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from router.config import RouterConfig
 from router.core.catalog import ToolRecord
 from router.policy.profiles import EVERYTHING, OperatorRule, Principal, Profiles, View
+from router.policy.rules import ToolPolicy
 from router.server.access.endpoint import requested_endpoint
 from router.server.listing.index import Snapshot
 from router.shaping.endpoints import EndpointFilter, endpoint_filters
@@ -56,8 +57,12 @@ class Visibility:
         operators: OperatorRule | None = None,
         identities: bool = False,
         endpoints: Mapping[str, EndpointFilter] | None = None,
+        policy: ToolPolicy | None = None,
     ) -> None:
         self.profiles = profiles or Profiles({})
+        self.policy = policy or ToolPolicy()
+        """`router.policy`: tools it denies are ruled on by `authorize_call`; here it
+        decides, with the rest, which servers' other surfaces a request sees."""
         self.endpoints = dict(endpoints or {})
         """`router.endpoints`, each narrowing the view of a request made at it."""
         self.groups_claim = groups_claim
@@ -76,6 +81,7 @@ class Visibility:
             operators=OperatorRule(config.router.operators),
             identities=oauth is not None,
             endpoints=endpoint_filters(config),
+            policy=ToolPolicy.from_config(config),
         )
 
     def principal(self) -> Principal | None:
@@ -95,6 +101,12 @@ class Visibility:
         return self.profiles.permits(view, record)
 
     def permits_server(self, view: View, server: str) -> bool:
+        """The one rule for a server's resources, templates, prompts, completions,
+        subscriptions and listen watches: `router.policy`, the endpoint (its `servers`,
+        `tools` globs and policy) and the profiles must each leave the server open, the
+        patterns read as they are for tools (`ToolPolicy.permits_server`)."""
+        if not self.policy.permits_server(server):
+            return False
         if view.endpoint is not None:
             found = self.endpoints.get(view.endpoint)
             if found is None or not found.permits_server(server):
