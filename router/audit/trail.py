@@ -1,5 +1,6 @@
 """The audit trail's writer: appends one sealed line per decision (`router.audit.chain`).
 
+Every field of a line is bounded (`router.audit.bounds`), so no request makes one long.
 Writes are blocking and serialised by a lock (callers run them in a worker thread); each is
 flushed and fsynced before it returns, so a decision is on disk before its answer leaves.
 The file is created 0600 and rotates by size: past `max_bytes` it is renamed to the next
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from router.audit.bounds import bounded
 from router.audit.chain import (
     GENESIS,
     last_hash,
@@ -67,12 +69,13 @@ class AuditTrail:
         self._prev: str | None = None
 
     def append(self, record: dict[str, Any]) -> None:
-        """Seal `record` (with the time and replica) onto the trail (blocking).
+        """Seal `record` (with the time and replica) onto the trail (blocking), each of its
+        fields cut to its bound (`router.audit.bounds`).
 
         Raises:
             AuditUnavailable: The line could not be written (the trail is unhealthy now).
         """
-        stamped = {"time": round(time.time(), 3), "replica": self.replica, **record}
+        stamped = {"time": round(time.time(), 3), "replica": self.replica, **bounded(record)}
         with self._lock:
             try:
                 self._append(stamped)

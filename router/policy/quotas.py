@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar
 from router.config.identity import DEFAULT_PROFILE
 from router.config.quotas import Quota
 from router.core.errors import StoreError
+from router.policy.refusals import RefusalRate
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +157,8 @@ class QuotaBook:
         self._lock = threading.Lock()
         self._usage: OrderedDict[str, _Usage] = OrderedDict()
         self._store_down = False
+        self.refusals = RefusalRate(clock)
+        """Each principal's refused requests (`refused_per_minute`)."""
 
     def admit(self, principal: str, server: str, limits: Limits) -> Callable[[], None] | OverQuota:
         """Count one call of `principal` to `server`'s tool, or say which quota it is over

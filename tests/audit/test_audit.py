@@ -10,6 +10,7 @@ written refuses calls before they reach the upstream, and they go on once it can
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import stat
@@ -206,6 +207,31 @@ def test_keep_deletes_the_oldest_and_verify_says_so(tmp_path: Path) -> None:
     assert checked.returncode == 0 and "rotated away" in checked.stdout
     shutil.rmtree(tmp_path / "nothing", ignore_errors=True)
     assert cli("verify", str(tmp_path / "nothing.jsonl")).returncode == 2
+
+
+def test_every_field_of_a_line_is_bounded_and_says_what_was_cut(tmp_path: Path) -> None:
+    path = tmp_path / "trail.jsonl"
+    uri = "é" * 5000 + "\U0001f600" * 10  # cut inside: what is kept is still whole characters
+    AuditTrail(path).append(
+        {
+            "kind": "resource-read",
+            "name": uri,
+            "principal": {"sub": "s" * 10_000, "iss": "https://issuer"},
+            "fields": {f"arg{n}": '"v"' for n in range(100)},
+            "outcome": "denied",
+        }
+    )
+    line = path.read_bytes()
+    record = json.loads(line.decode("utf-8"))
+    assert len(line) < 32_000 and verify([path]) == (1, None)
+    assert record["name"] == uri[:2048] and record["principal"]["iss"] == "https://issuer"
+    assert record["cut"]["name"] == {
+        "chars": 5010,
+        "sha256": hashlib.sha256(uri.encode("utf-8")).hexdigest(),
+    }
+    assert len(record["principal"]["sub"]) == 512 and record["cut"]["principal.sub"]["chars"]
+    assert len(record["fields"]) == 32 and record["cut"]["fields"] == {"items": 100}
+    assert record["outcome"] == "denied" and "outcome" not in record["cut"]
 
 
 @pytest.mark.parametrize("torn", [b'{"kind":"x"', b"not json\n"])

@@ -138,7 +138,7 @@ def record_of(
     if clear:
         record["fields"] = clear
     if error is not None:
-        record["error"] = redact(str(error))[:500]
+        record["error"] = redact(str(error))  # cut to its bound by the trail (`bounds`)
     return record
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from router.server.calls import audit
+from router.server.calls import audit, refusals
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.stages.authorize import authorize
 from router.server.calls.stages.forward import forward
@@ -53,9 +53,13 @@ async def run_call(
     An unknown tool or bad arguments raise `InvalidParams`, a denied one `ToolDenied` (both
     JSON-RPC errors); a failing upstream gives an `isError` result. With `router.audit`,
     the decision is written to the trail before the answer goes back
-    (`router.server.calls.audit`)."""
-    call = ToolCall(ctx, state, name, arguments, answers)
-    trail = state.audit
+    (`router.server.calls.audit`). A caller past its rate of refused calls is answered as
+    over quota before any stage runs (`router.server.calls.refusals`)."""
+    return await refusals.rated(ToolCall(ctx, state, name, arguments, answers), _audited)
+
+
+async def _audited(call: ToolCall) -> Answer:
+    trail = call.state.audit
     if trail is None:
         return await _through_stages(call)
     return await audit.audited(call, trail, _through_stages)
