@@ -6,8 +6,9 @@ keeps, for `mcp-router auth status|revoke --principal` (a process of its own, ov
 store or cache folder) and `/v1/auth` (inside the serving router, which also closes the
 principal's open connection). A serving replica that did not do the revoking notices at the
 principal's next request: its connection checks the record is still there
-(`PersonalUpstream`), so a revoked principal is asked to sign in again everywhere.
-Token-exchange upstreams keep no record: their state is the front's token, and revoking
+(`PersonalUpstream`), so a revoked principal is asked to sign in again everywhere. Revoking
+also forgets the listing the principal's connection kept.
+Token-exchange upstreams keep no credentials: their state is the front's token, and revoking
 closes the connection (its exchanged token with it). Nothing here returns a token value.
 """
 
@@ -21,6 +22,7 @@ from router.config import RemoteServer, RouterConfig, StdioServer
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
 from router.upstream.auth.storage import StoredCredentials
+from router.upstream.listing.cache import ListingCache
 from router.upstream.personal.credentials import personal_files, sealed_records
 
 How = Literal["per-user sign-in", "token exchange"]
@@ -92,8 +94,10 @@ class PersonalAccounts:
         return Standing(name, how, files.describe())
 
     def revoke(self, name: str, owner: str) -> bool:
-        """Forget `owner`'s credentials for `name`; whether there were any."""
+        """Forget `owner`'s credentials for `name`, and the listing its connection kept;
+        whether there were credentials."""
         server = self.servers[name]
+        ListingCache(None, self._records_sealed(), owner=owner).forget(name)
         if how_personal(server) == "token exchange":
             return False
         files = personal_files(self._cache_dir, server, self._records_sealed(), owner)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import MCPError
@@ -24,7 +25,12 @@ from router.config import RouterConfig
 from router.pinning import PINS_FILE as PINS
 from router.server.http.auth.security import SecurityPolicy
 from router.store.postgres.store import PostgresStore
-from router.upstream.listing.cache import LISTINGS_DIR, CachedListing, ListingCache
+from router.upstream.listing.cache import (
+    LISTINGS_DIR,
+    PERSONAL_LISTINGS,
+    CachedListing,
+    ListingCache,
+)
 from router.upstream.listing.fetch import Listing
 from tests.support.http_serving import Front, config, http_front, streamable_client
 from tests.support.identity_provider import EXCHANGE_CLIENT, IdentityProvider, running_provider
@@ -114,6 +120,10 @@ async def _as_bob(front: Front, provider: IdentityProvider) -> None:
         assert front.state.pool.statuses()["team"].principals == before  # none for him
 
 
+def _cached_files(cache: Path) -> list[bytes]:
+    return [p.read_bytes() for p in cache.rglob("*") if p.is_file() and p.name != PINS]
+
+
 def _in_clear(blobs: list[bytes]) -> list[bytes]:
     return [mark for mark in ALICES for blob in blobs if mark in blob]
 
@@ -135,8 +145,7 @@ async def test_after_a_restart_another_principal_never_gets_a_principals_own_lis
             assert "team__alice-private-feedback" in hers["prompts"], hers
             assert "team__payslip_alice" in hers["tools"], hers
             # her listing is sealed (the pins of the tools the index held are not)
-            files = [p.read_bytes() for p in cache.rglob("*") if p.is_file() and p.name != PINS]
-            assert _in_clear(files) == []
+            assert _in_clear(_cached_files(cache)) == []
             legacy = await _plant_legacy_listing(cfg, cache)
             async with http_front(cfg, _policy(cfg)) as front:  # a restart: same cache folder
                 with anyio.fail_after(LIMIT):
@@ -161,6 +170,13 @@ async def test_after_a_restart_another_principal_never_gets_a_principals_own_lis
                 assert "team__alice-private-feedback" in kept["prompts"], kept
                 assert "hr://bob" not in repr(kept), kept
                 await _as_bob(front, provider)
+                kept_files = cache / PERSONAL_LISTINGS
+                assert len(list(kept_files.iterdir())) == 2  # alice's and bob's
+                async with httpx2.AsyncClient(base_url=front.url, headers=headers) as http:
+                    signed_out = await http.delete("/v1/auth/team")
+                assert signed_out.status_code == 200, signed_out.text
+                assert len(list(kept_files.iterdir())) == 1  # hers went with her sign-out
+    assert _in_clear(_cached_files(cache)) == []
 
 
 async def test_a_replica_started_later_on_the_same_store_never_serves_her_listing_to_him(
