@@ -4,7 +4,7 @@ tests of calls a client cancels or abandons: it says what ran to the end and wha
 Usage: `slow.py LOG`. Tools: `write(key)` appends `started KEY` to LOG, reports progress 0
 (so a client knows the call reached the upstream), then waits until it is cancelled, and
 appends `cancelled KEY`; `settled()` waits (at most 30 s) until every write that started
-has ended, then answers LOG's lines. Each line is flushed before anything else happens.
+has ended, then answers the lines written to LOG. Each line is flushed before anything else happens.
 """
 
 import sys
@@ -16,10 +16,12 @@ from mcp.server.mcpserver import Context, MCPServer
 app = MCPServer("slow")
 LOG = Path(sys.argv[1])
 _running = 0
+_lines: list[str] = []
 _ended: list[anyio.Event] = []  # made in the event loop, on first use
 
 
 def _log(line: str) -> None:
+    _lines.append(line)
     with LOG.open("a", encoding="utf-8") as log:
         log.write(line + "\n")
 
@@ -48,7 +50,7 @@ async def settled() -> str:
         while _running:
             _ended.append(anyio.Event())
             await _ended[-1].wait()
-    return LOG.read_text(encoding="utf-8") if LOG.exists() else ""
+    return "\n".join(_lines)
 
 
 if __name__ == "__main__":
