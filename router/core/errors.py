@@ -14,6 +14,7 @@
     + ToolHeld           (tool pinning holds a changed or new tool; names the approve command)
     + CatalogChanged     (a `/v1/tools` cursor of an older catalog generation)
   x StillStarting        (nothing indexed yet to answer from)
+  x OverQuotaError       (a request other than a tool call over the caller's quota; carries data)
   x HttpRefusal          (the HTTP front refuses a request before reading it; carries a status)
     + UnparsableRequest  (the body is not JSON)
   x ServeError           (the HTTP front cannot take its address: in use, not this machine's)
@@ -159,6 +160,16 @@ class CatalogChanged(InvalidParams):
 
 class StillStarting(RouterError):
     """Nothing is indexed yet: the upstreams are still connecting."""
+
+
+class OverQuotaError(RouterError):
+    """A resource read, prompt get, completion or subscription over the caller's quota
+    (`router.quotas`): the text and `data` a tool call over it gets as its `isError`
+    result (`router.server.calls.passage`)."""
+
+    def __init__(self, message: str, data: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 class HttpRefusal(RouterError):

@@ -41,7 +41,7 @@ from mcp.server.connection import Connection
 from router.audit import AuditTrail, AuditUnavailable
 from router.audit.export import export_audit_logs
 from router.config import RouterConfig
-from router.core.errors import ToolDenied, ToolHeld, ToolNotFound
+from router.core.errors import OverQuotaError, ToolDenied, ToolHeld, ToolNotFound
 from router.core.redaction import redact
 from router.server.access.authorization import current_access
 from router.server.calls.call import Answer, ToolCall
@@ -143,6 +143,8 @@ def record_of(
 
 
 def _refused_outcome(error: BaseException) -> str:
+    if isinstance(error, OverQuotaError):
+        return "over-quota"  # a request other than a tool call (`router.server.calls.passage`)
     if isinstance(error, ToolHeld):
         return "held"  # its definition changed: held until a person approves it
     return "denied" if isinstance(error, ToolDenied | ToolNotFound) else "error"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -32,7 +33,7 @@ from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.authorization import authorize, visible_upstreams
-from router.server.calls import audit, dispatch
+from router.server.calls import audit, dispatch, passage
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
@@ -290,16 +291,18 @@ async def _listen(
     """`subscriptions/listen` (2026-07-28): the router's own streams
     (`router.server.sessions.listen`).
     A stream hears updates only of resources the caller may see: the others are dropped from
-    its request, as unknown URIs are."""
+    its request, as unknown URIs are. Each watch it starts is metered and audited as a
+    `resources/subscribe` (`router.server.calls.passage`)."""
     listen = ctx.lifespan_context.listen
     assert listen is not None  # every router state has its streams
+    visible = visible_upstreams(ctx.lifespan_context.pool.upstreams)
     requested = params.notifications.resource_subscriptions
     if requested:
-        routes = routes_of(visible_upstreams(ctx.lifespan_context.pool.upstreams))
+        routes = routes_of(visible)
         seen = [uri for uri in requested if _resolves(routes, uri)]
         notifications = params.notifications.model_copy(update={"resource_subscriptions": seen})
         params = params.model_copy(update={"notifications": notifications})
-    return await listen.serve(ctx, params)
+    return await listen.serve(ctx, params, visible, functools.partial(passage.watch, ctx))
 
 
 def _resolves(routes: Routes, uri: str) -> bool:
@@ -369,7 +372,7 @@ def build_server(
         on_get_prompt=errors_as_mcp(aggregate.get_prompt),
         on_completion=errors_as_mcp(aggregate.complete),
         on_subscribe_resource=errors_as_mcp(aggregate.subscribe),
-        on_subscriptions_listen=_listen,
+        on_subscriptions_listen=errors_as_mcp(_listen),
         on_unsubscribe_resource=errors_as_mcp(aggregate.unsubscribe),
     )
     # Roots are deprecated from 2026-07-28 on (the constructor argument warns), but hosts on

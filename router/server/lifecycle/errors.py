@@ -11,6 +11,7 @@
 | `UpstreamTimeout`            | -32603, naming upstream   | `isError` result | 504        |
 | other `UpstreamError`        | -32603, naming upstream   | `isError` result | 502        |
 | `StillStarting`              | -32603                    | -                | 503        |
+| `OverQuotaError`             | -32600, the quota         | `isError` result | 429        |
 | `HttpRefusal`                | -32600 (-32603 if 5xx)    | -                | its status |
 |  + `UnparsableRequest`       | -32700 (-32603 if 5xx)    | -                | its status |
 | any other `RouterError`      | -32603                    | -                | 500        |
@@ -39,6 +40,7 @@ from router.core.errors import (
     CatalogChanged,
     HttpRefusal,
     InvalidParams,
+    OverQuotaError,
     RouterError,
     SignInNeeded,
     StillStarting,
@@ -60,6 +62,8 @@ def jsonrpc_code(error: RouterError) -> int:
     """The JSON-RPC error code a router error is answered with."""
     if isinstance(error, InvalidParams):
         return types.INVALID_PARAMS
+    if isinstance(error, OverQuotaError):
+        return types.INVALID_REQUEST
     if isinstance(error, HttpRefusal):
         if error.status >= 500:
             return types.INTERNAL_ERROR
@@ -72,7 +76,7 @@ def jsonrpc_code(error: RouterError) -> int:
 def jsonrpc_error(error: RouterError) -> types.ErrorData:
     """The JSON-RPC `error` object for a router error."""
     data: dict[str, Any] | None = None
-    if isinstance(error, InvalidParams):
+    if isinstance(error, InvalidParams | OverQuotaError):
         data = error.data
     elif isinstance(error, UpstreamError):
         data = {"upstream": error.upstream}
@@ -104,6 +108,8 @@ def http_status(error: RouterError) -> int:
         return 409
     if isinstance(error, InvalidParams):
         return 422
+    if isinstance(error, OverQuotaError):
+        return 429
     if isinstance(error, StillStarting | UpstreamUnavailable):
         return 503
     if isinstance(error, UpstreamTimeout):

@@ -11,10 +11,12 @@ listed. Reads, gets and completions are routed back to the owning upstream, and 
 prompt over the owning server's result limit is cut like a tool result
 (`router.server.results.limits`).
 
-Everything here is served from the upstreams the caller's profile may see
-(`router.server.access.authorization.visible_upstreams`): another server's resources, templates and
-prompts are not listed, and reading, getting, completing or subscribing to one is the same
--32602 "unknown" as for one that never existed.
+Everything here is served from the upstreams the caller may see
+(`router.server.access.authorization.visible_upstreams`: the policy, the endpoint and the
+profiles, one rule with tools): another server's resources, templates and prompts are not
+listed, and reading, getting, completing or subscribing to one is the same -32602 "unknown"
+as for one that never existed. Each request that reaches an upstream is metered and audited
+as a tool call is (`router.server.calls.passage`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import mcp_types as types
 
 from router.core.errors import InvalidParams
 from router.server.access.authorization import visible_upstreams
-from router.server.calls import audit
+from router.server.calls.passage import passed
 from router.server.lifecycle.requests import Context, connection, is_modern
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
 from router.server.results.limits import limit_prompt, limit_resource
@@ -56,45 +58,33 @@ async def list_resource_templates(
 async def read_resource(
     ctx: Context, params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult | types.InputRequiredResult:
-    trail = ctx.lifespan_context.audit
-    if trail is None:
-        return await _read_resource(ctx, params)
     uri = str(params.uri)
 
-    def request() -> audit.Request:
+    async def resolve() -> tuple[str, str]:
         try:
-            owner: str | None = owner_of_uri(_routes(ctx), uri)[0]
+            return owner_of_uri(_routes(ctx), uri)
         except InvalidParams:
-            owner = None
-        return audit.Request(ctx, "resource-read", owner, uri, {"uri": uri})
+            if not await _waited_for_upstreams(ctx):
+                raise
+            return owner_of_uri(_routes(ctx), uri)
 
-    return await audit.audited_request(
-        trail, request, lambda: _read_resource(ctx, params), audit.held_or_ran, audit.raised
-    )
+    async def forward(
+        owner: str, upstream_uri: str
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        async with ctx.lifespan_context.relay.calling(ctx, owner):
+            with for_host(ctx.session.client_capabilities):
+                result = await ctx.lifespan_context.pool.read_resource(
+                    owner,
+                    upstream_uri,
+                    handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
+                    answers=_answers(ctx, params),
+                )
+        if isinstance(result, types.InputRequiredResult):
+            return result
+        limit = ctx.lifespan_context.settings.result_tokens_for(owner)
+        return await limit_resource(result, uri, limit)
 
-
-async def _read_resource(
-    ctx: Context, params: types.ReadResourceRequestParams
-) -> types.ReadResourceResult | types.InputRequiredResult:
-    pool = ctx.lifespan_context.pool
-    try:
-        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
-    except InvalidParams:
-        if not await _waited_for_upstreams(ctx):
-            raise
-        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
-    async with ctx.lifespan_context.relay.calling(ctx, owner):
-        with for_host(ctx.session.client_capabilities):
-            result = await pool.read_resource(
-                owner,
-                upstream_uri,
-                handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
-                answers=_answers(ctx, params),
-            )
-    if isinstance(result, types.InputRequiredResult):
-        return result
-    limit = ctx.lifespan_context.settings.result_tokens_for(owner)
-    return await limit_resource(result, str(params.uri), limit)
+    return await passed(ctx, "resource-read", uri, {"uri": uri}, resolve, forward)
 
 
 async def _waited_for_upstreams(ctx: Context) -> bool:
@@ -121,22 +111,38 @@ async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types
     whenever its upstream says it changed (`router.server.sessions.subscriptions`)."""
     state = ctx.lifespan_context
     uri = str(params.uri)
-    owner, upstream_uri = owner_of_uri(_routes(ctx), uri)
-    host = connection(ctx)
-    state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
-    return types.EmptyResult()
+
+    async def resolve() -> tuple[str, str]:
+        return owner_of_uri(_routes(ctx), uri)
+
+    async def forward(owner: str, upstream_uri: str) -> types.EmptyResult:
+        host = connection(ctx)
+        state.subscriptions.subscribe(host, uri, state.pool.upstream(owner), upstream_uri)
+        return types.EmptyResult()
+
+    return await passed(ctx, "resource-subscribe", uri, {"uri": uri}, resolve, forward)
 
 
 async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-    """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end."""
+    """`resources/unsubscribe`; a URI never subscribed to, or gone, is nothing to end. On the
+    trail, never metered: it only ends upstream work."""
     state = ctx.lifespan_context
+    uri = str(params.uri)
     try:
-        owner, upstream_uri = owner_of_uri(_routes(ctx), str(params.uri))
+        found = owner_of_uri(_routes(ctx), uri)
     except InvalidParams:
         return types.EmptyResult()
-    host = connection(ctx)
-    state.subscriptions.unsubscribe(host, state.pool.upstream(owner), upstream_uri)
-    return types.EmptyResult()
+
+    async def resolve() -> tuple[str, str]:
+        return found
+
+    async def forward(owner: str, upstream_uri: str) -> types.EmptyResult:
+        state.subscriptions.unsubscribe(connection(ctx), state.pool.upstream(owner), upstream_uri)
+        return types.EmptyResult()
+
+    return await passed(
+        ctx, "resource-unsubscribe", uri, {"uri": uri}, resolve, forward, metered=False
+    )
 
 
 async def list_prompts(
@@ -151,66 +157,64 @@ async def list_prompts(
 async def get_prompt(
     ctx: Context, params: types.GetPromptRequestParams
 ) -> types.GetPromptResult | types.InputRequiredResult:
-    trail = ctx.lifespan_context.audit
-    if trail is None:
-        return await _get_prompt(ctx, params)
-
-    def request() -> audit.Request:
+    async def resolve() -> tuple[str, str]:
         owner = _routes(ctx).prompt_owner.get(params.name)
-        arguments = dict(params.arguments or {})
-        return audit.Request(ctx, "prompt-get", owner and owner[0], params.name, arguments)
+        if owner is None and await _waited_for_upstreams(ctx):
+            owner = _routes(ctx).prompt_owner.get(params.name)
+        if owner is None:
+            raise InvalidParams(f"unknown prompt {params.name!r}")
+        return owner
 
-    return await audit.audited_request(
-        trail, request, lambda: _get_prompt(ctx, params), audit.held_or_ran, audit.raised
-    )
+    async def forward(server: str, name: str) -> types.GetPromptResult | types.InputRequiredResult:
+        async with ctx.lifespan_context.relay.calling(ctx, server):
+            with for_host(ctx.session.client_capabilities):
+                result = await ctx.lifespan_context.pool.get_prompt(
+                    server,
+                    name,
+                    params.arguments,
+                    handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
+                    answers=_answers(ctx, params),
+                )
+        if isinstance(result, types.InputRequiredResult):
+            return result
+        limit = ctx.lifespan_context.settings.result_tokens_for(server)
+        return await limit_prompt(result, limit)
+
+    arguments = dict(params.arguments or {})
+    return await passed(ctx, "prompt-get", params.name, arguments, resolve, forward)
 
 
-async def _get_prompt(
-    ctx: Context, params: types.GetPromptRequestParams
-) -> types.GetPromptResult | types.InputRequiredResult:
-    pool = ctx.lifespan_context.pool
-    owner = _routes(ctx).prompt_owner.get(params.name)
-    if owner is None and await _waited_for_upstreams(ctx):
-        owner = _routes(ctx).prompt_owner.get(params.name)
-    if owner is None:
-        raise InvalidParams(f"unknown prompt {params.name!r}")
-    server, name = owner
-    async with ctx.lifespan_context.relay.calling(ctx, server):
-        with for_host(ctx.session.client_capabilities):
-            result = await pool.get_prompt(
-                server,
-                name,
-                params.arguments,
-                handshake_host=not is_modern(ctx),  # `router.upstream.connection.twins`
-                answers=_answers(ctx, params),
-            )
-    if isinstance(result, types.InputRequiredResult):
-        return result
-    return await limit_prompt(result, ctx.lifespan_context.settings.result_tokens_for(server))
+_Ref = types.PromptReference | types.ResourceTemplateReference
 
 
 async def complete(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
     """`completion/complete` for an upstream prompt's or resource template's argument, asked
     of the upstream that owns it under the name it gave."""
-    pool = ctx.lifespan_context.pool
-    routes = _routes(ctx)
     ref = params.ref
-    if isinstance(ref, types.PromptReference):
-        owner = routes.prompt_owner.get(ref.name)
-        if owner is None:
-            raise InvalidParams(f"unknown prompt {ref.name!r}")
-        server, name = owner
-        upstream_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
-            update={"name": name}
-        )
-    else:
+    asked = ref.name if isinstance(ref, types.PromptReference) else ref.uri
+
+    async def resolve() -> tuple[str, _Ref]:
+        routes = _routes(ctx)
+        if isinstance(ref, types.PromptReference):
+            owner = routes.prompt_owner.get(ref.name)
+            if owner is None:
+                raise InvalidParams(f"unknown prompt {ref.name!r}")
+            return owner[0], ref.model_copy(update={"name": owner[1]})
         found = routes.template_uri_owner.get(ref.uri)
         if found is None:
             raise InvalidParams(f"unknown resource template {ref.uri!r}")
-        server, upstream_ref = found, ref
+        return found, ref
+
     context = params.context.arguments if params.context is not None else None
     argument = {"name": params.argument.name, "value": params.argument.value}
-    return await pool.upstream(server).complete(upstream_ref, argument, context)
+
+    async def forward(server: str, upstream_ref: _Ref) -> types.CompleteResult:
+        return await ctx.lifespan_context.pool.upstream(server).complete(
+            upstream_ref, argument, context
+        )
+
+    arguments = {"argument": argument, "context": context}
+    return await passed(ctx, "completion", asked, arguments, resolve, forward)
 
 
 async def set_logging_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:

@@ -14,12 +14,18 @@ Streams are a shared table: `MAX_STREAMS` in all, and with identities at most
 `STREAMS_PER_PRINCIPAL` for one principal, so one principal cannot take every slot. A listen
 past its principal's share is refused with -32600 (Invalid Request) before it is
 acknowledged, naming the share; past the global bound the SDK's handler refuses it (-32603).
+
+Each watch is resolved among the upstreams the caller may see only, and metered and audited
+as a `resources/subscribe` is (`Watch`, given by `router.server.lifecycle.app`): a stream
+over its caller's quota is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -37,14 +43,14 @@ from mcp.shared.exceptions import MCPError
 from router.core.errors import InvalidParams
 from router.server.access.visibility import current_principal
 from router.server.listing.passthrough import every_tool, listing_key
-from router.server.listing.routes import listing_names, resource_owner
+from router.server.listing.routes import listing_names, owner_of_uri, routes_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from router.core.changes import Changes
     from router.server.listing.index import LiveIndex
-    from router.upstream import UpstreamPool
+    from router.upstream import Upstream, UpstreamPool
     from router.upstream.listing.resource_watch import OnUpdate
 
 MAX_STREAMS = 256
@@ -54,6 +60,10 @@ STREAMS_PER_PRINCIPAL = 16
 MAX_WATCHED = 100
 """Resource URIs one stream may watch."""
 _Keys = tuple[str, tuple[str, ...], tuple[str, ...]]
+Watch = Callable[[str, str, str, Callable[[], None]], Awaitable[None]]
+"""How a stream's watch starts: given the URI as listed, its owner, the owner's own URI and
+`start` (which watches it), it meters and audits the watch as a resources/subscribe and calls
+`start` (`router.server.calls.passage`), or raises and the stream is refused."""
 
 
 class ListenStreams:
@@ -72,11 +82,14 @@ class ListenStreams:
         self,
         ctx: ServerRequestContext[Any, Any],
         params: types.SubscriptionsListenRequestParams,
+        upstreams: Mapping[str, Upstream],
+        watch: Watch,
     ) -> types.SubscriptionsListenResult:
-        """One listen stream, its resource URIs watched at their upstreams while it runs."""
+        """One listen stream, its resource URIs watched while it runs at the owners among
+        `upstreams` (those the caller may see), each watch started through `watch`."""
         principal = current_principal()
         with self._share(principal.key if principal is not None else None):
-            return await self._serve(ctx, params)
+            return await self._serve(ctx, params, upstreams, watch)
 
     @contextlib.contextmanager
     def _share(self, key: str | None) -> Iterator[None]:
@@ -104,19 +117,25 @@ class ListenStreams:
         self,
         ctx: ServerRequestContext[Any, Any],
         params: types.SubscriptionsListenRequestParams,
+        upstreams: Mapping[str, Upstream],
+        watch: Watch,
     ) -> types.SubscriptionsListenResult:
-        pool = self._pool
         requested = params.notifications.resource_subscriptions or []
+        routes = routes_of(upstreams)
         with contextlib.ExitStack() as watches:
             for uri in requested[:MAX_WATCHED]:
                 try:
-                    owner, upstream_uri = resource_owner(pool.upstreams, uri)
+                    owner, upstream_uri = owner_of_uri(routes, uri)
                 except InvalidParams:
-                    continue  # nothing lists it: nothing will update it
-                watches.enter_context(
-                    pool.upstream(owner).watching(upstream_uri, self._updated(uri))
-                )
+                    continue  # nothing the caller sees lists it: nothing will update it
+                start = functools.partial(self._watch, watches, upstreams[owner], upstream_uri, uri)
+                await watch(uri, owner, upstream_uri, start)
             return await self._handler(ctx, params)
+
+    def _watch(
+        self, watches: contextlib.ExitStack[bool | None], upstream: Upstream, at: str, uri: str
+    ) -> None:
+        watches.enter_context(upstream.watching(at, self._updated(uri)))
 
     def _updated(self, uri: str) -> OnUpdate:
         async def updated(_upstream_uri: str) -> None:

@@ -6,6 +6,11 @@ route has a rule, and one added beside the table is refused at run time (fail cl
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,6 +32,8 @@ from router.server.access.authorization import (
 from router.server.http.app import create_app
 from router.server.http.auth.security import SecurityPolicy
 from router.server.lifecycle.app import build_server, router_state
+from tests.support.http_serving import SCRIPTS, http_front, streamable_client, until_ready
+from tests.support.identity_provider import bearer, running_provider
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 
@@ -144,3 +151,159 @@ async def test_a_rest_route_without_a_rule_is_refused_when_called() -> None:
 
     assert answer.status_code == 404
     assert "leaked" not in answer.text
+
+
+# Every request method, sent for real: one that reaches an upstream is metered and audited.
+
+AUDIENCE = "https://router.test/mcp"
+SHOP_PROMPT = types.PromptReference(name="shop__restock")
+Sample = Callable[[Client], Awaitable[object]]
+
+
+async def _listen(client: Client) -> None:
+    async with client.listen(resource_subscriptions=["shop://items/listened"]):
+        pass
+
+
+async def _unsubscribe(client: Client) -> None:
+    await client.subscribe_resource("shop://items/unsubscribed")
+    await client.unsubscribe_resource("shop://items/unsubscribed")
+
+
+SAMPLES: dict[str, tuple[str, Sample]] = {
+    # method: (the client's era, a request for the upstream `shop`'s things)
+    "initialize": ("legacy", lambda client: client.send_ping()),  # every client opens with it
+    "ping": ("legacy", lambda client: client.send_ping()),
+    "server/discover": ("2026-07-28", lambda client: client.send_ping()),
+    "logging/setLevel": ("legacy", lambda client: client.set_logging_level("debug")),
+    "tools/list": ("legacy", lambda client: client.list_tools()),
+    "tools/call": ("legacy", lambda client: client.call_tool("shop__count_stock", {})),
+    "resources/list": ("legacy", lambda client: client.list_resources()),
+    "resources/templates/list": ("legacy", lambda client: client.list_resource_templates()),
+    "resources/read": ("legacy", lambda client: client.read_resource("shop://config")),
+    "resources/subscribe": (
+        "legacy",
+        lambda client: client.subscribe_resource("shop://items/subscribed"),
+    ),
+    "resources/unsubscribe": ("legacy", _unsubscribe),
+    "prompts/list": ("legacy", lambda client: client.list_prompts()),
+    "prompts/get": ("legacy", lambda client: client.get_prompt("shop__restock", {"sku": "a"})),
+    "completion/complete": (
+        "legacy",
+        lambda client: client.complete(SHOP_PROMPT, {"name": "sku", "value": ""}),
+    ),
+    "subscriptions/listen": ("2026-07-28", _listen),
+}
+"""A real request for every method of `MCP_RULES`; a method added there needs one here."""
+BACKGROUND = (
+    "initialize",
+    "server/discover",
+    "ping",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+)
+"""What the router asks an upstream on its own (connecting, listing), not for a request."""
+AUDITED_AS = {
+    "tools/call": {"tool-call"},
+    "resources/read": {"resource-read"},
+    "prompts/get": {"prompt-get"},
+    "completion/complete": {"completion"},
+    "resources/subscribe": {"resource-subscribe", "resource-watch"},
+    "resources/unsubscribe": {"resource-unsubscribe"},
+}
+"""The trail's kinds for what reached the upstream (a listen stream's watch subscribes)."""
+CLEANUP = {"subscriptions/listen": "resources/unsubscribe"}
+"""What the router does upstream on its own when a request's stream ends: the watch of a
+listen stream that closed ends (it only lowers the upstream's work)."""
+
+
+def _reached(log: Path, seen: int) -> list[str]:
+    lines = log.read_text("utf-8").splitlines()[seen:]
+    return [line for line in lines if not line.startswith(BACKGROUND) and "settled-by-" not in line]
+
+
+def _records(trail: Path, who: str) -> list[dict[str, Any]]:
+    text = trail.read_text("utf-8") if trail.exists() else ""  # written at the first record
+    records = [json.loads(line) for line in text.splitlines()]
+    return [r for r in records if (r.get("principal") or {}).get("sub") == who]
+
+
+@pytest.mark.processes
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_every_method_that_reaches_an_upstream_is_metered_and_audited(
+    tmp_path: Path,
+) -> None:
+    """Each method is sent by a principal of its own, whose quota is one call a minute: the
+    first request is on the trail if it reached the upstream, the second reaches it no more
+    (a watch lands in the background: a later one's arrival shows the earlier ones')."""
+    assert set(SAMPLES) == set(MCP_RULES), "give every ruled method a sample request"
+    log, trail = tmp_path / "shop.log", tmp_path / "trail.jsonl"
+    shop = {"command": sys.executable, "args": [str(SCRIPTS / "storeroom.py"), str(log)]}
+    found: dict[str, list[str]] = {}
+    settlers: list[str] = []
+    async with running_provider() as provider:
+        cfg = RouterConfig.model_validate(
+            {
+                "mcpServers": {"shop": shop},
+                "router": {
+                    "cache_dir": str(tmp_path / "cache"),
+                    "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+                    "quotas": {"default": {"calls_per_minute": 1}},
+                    "audit": {"path": str(trail)},
+                },
+            }
+        )
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        async with http_front(cfg, policy) as front:
+
+            async def send(method: str, who: str) -> list[str]:
+                era, sample = SAMPLES[method]
+                seen = len(log.read_text("utf-8").splitlines())
+                headers = bearer(provider.token(who, AUDIENCE))
+                async with streamable_client(front.mcp, headers, mode=era) as client:
+                    with contextlib.suppress(MCPError):
+                        await sample(client)
+                settlers.append(f"settler-{len(settlers)}")  # a fresh quota each
+                await settled(settlers[-1])
+                return _reached(log, seen)
+
+            async def settled(who: str) -> None:
+                uri = f"shop://items/settled-by-{who}"
+                headers = bearer(provider.token(who, AUDIENCE))
+                async with streamable_client(front.mcp, headers, mode="legacy") as client:
+                    await client.subscribe_resource(uri)
+                    while True:  # the upstream's log offers nothing to wait on
+                        if f"resources/subscribe {uri}" in log.read_text("utf-8"):
+                            return
+                        await anyio.sleep(0.05)
+
+            with anyio.fail_after(120):
+                await until_ready(front.state)
+                for method in SAMPLES:
+                    who = method.replace("/", "-")
+                    first = found[method] = await send(method, who)
+                    kinds = {r["kind"] for r in _records(trail, who)}
+                    for line in first:
+                        upstream_method = line.split(" ")[0]
+                        if CLEANUP.get(method) == upstream_method:
+                            continue
+                        audited = AUDITED_AS.get(upstream_method, set()) & kinds
+                        assert audited, f"{method} reached the upstream ({line}) unaudited"
+                    if first and method != "resources/unsubscribe":
+                        again = await send(method, who)
+                        assert again == [], f"{method} reached the upstream over its quota"
+                        outcomes = [r["outcome"] for r in _records(trail, who)]
+                        assert outcomes[-1] == "over-quota", (method, outcomes)
+    # not vacuous: each of these reached the upstream once, under its quota
+    reaching = {m for m, lines in found.items() if lines}
+    assert reaching >= {
+        "tools/call",
+        "resources/read",
+        "prompts/get",
+        "completion/complete",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "subscriptions/listen",
+    }

@@ -27,7 +27,7 @@ from tests.support.http_serving import (
 )
 from tests.upstream.test_upstream_pool import script
 
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], str]] = {
     "nothing denied": ({}, ""),
     "router.policy.deny": ({"policy": {"deny": ["shop/*"]}}, ""),
     "router.policy.allow": ({"policy": {"allow": ["other/*"]}}, ""),
