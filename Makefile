@@ -15,7 +15,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (no PyTorch)" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
-	@$(BIN)/pip install --quiet -e . >&2
+	@$(BIN)/pip install --quiet --no-compile -e . >&2
 	@touch $(STAMP)
 
 # The tests also run the sentence-transformers backend (the `st` extra) against the default.
@@ -23,9 +23,11 @@ $(STAMP): pyproject.toml
 # multi-GB CUDA build, and 2.13.0 is the CPU build this machine carries.
 test-setup: $(TEST_STAMP)
 
+# --no-compile: pip's byte-compiling of every file it installs (torch's above all) took more
+# CPU than the install; Python compiles what it imports, once, on first use.
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,st]'
+	$(BIN)/pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/pip install --quiet --no-compile -e '.[dev,st]'
 	touch $(TEST_STAMP)
 
 # The example upstreams (PyPI and npm) that examples/servers.json starts.
@@ -89,7 +91,11 @@ unit: test-setup test-deps
 		-p no:cacheprovider -m exclusive
 	@$(BIN)/python scripts/test_timings.py --slowest $(TIMINGS)/timings-*.json
 
-test: lint typecheck unit
+# The installs run two at a time (the venv and then mypy on one side, the servers on the
+# other: each is one process's work, and there are two cores), then the tests.
+test:
+	@$(MAKE) --no-print-directory -j2 lint typecheck test-deps
+	@$(MAKE) --no-print-directory unit
 
 # The inner loop, in under 2 minutes: ruff, mypy, and the tests that start no process
 # (tests/support/no_processes.py fails one that does without the `processes` marker).

@@ -58,7 +58,8 @@ install_venv() {
   log "pip install $package -> $venv"
   rm -rf "$venv"
   if "$PYTHON" -m venv "$venv" >&2 \
-    && quiet_pip "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package" \
+    && quiet_pip "$venv/bin/python" -m pip install --quiet --no-compile \
+      --disable-pip-version-check "$package" \
     && [[ -x "$venv/bin/$entry" ]]; then
     printf '%s\n' "$package" >"$venv/.installed"
     return

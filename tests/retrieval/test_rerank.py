@@ -33,8 +33,13 @@ from router.retrieval.rerank import (
 from router.retrieval.types import ScoredTool
 from tests.conftest import ROOT
 
-torch = pytest.importorskip("torch", reason="the reranker's training and export need torch")
-transformers = pytest.importorskip("transformers", reason="and transformers")
+
+def needs_torch() -> tuple[Any, Any]:
+    """torch and transformers, for the tests that train or export (imported when one runs:
+    they take seconds, which every test worker would pay to collect this file)."""
+    torch = pytest.importorskip("torch", reason="the reranker's training and export need torch")
+    return torch, pytest.importorskip("transformers", reason="and transformers")
+
 
 VOCABULARY = ROOT / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
 QUERY = "send a message to the team channel on slack"
@@ -66,6 +71,7 @@ def quiet() -> Iterator[None]:
 
 def make_tiny(folder: Path) -> Path:
     """A random two-layer BERT cross-encoder (one logit) with MiniLM's tokenizer."""
+    torch, transformers = needs_torch()
     torch.manual_seed(7)
     tokenizer = transformers.PreTrainedTokenizerFast(
         tokenizer_file=str(VOCABULARY),
@@ -100,6 +106,7 @@ def export(trained: Path, out: Path) -> dict[str, Any]:
 
 
 def torch_logits(folder: Path, query: str, texts: list[str]) -> Any:
+    torch, transformers = needs_torch()
     model = transformers.AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
     features = tokenizer(
@@ -300,6 +307,7 @@ def test_each_request_lists_its_positive_first_then_its_negative_then_other_posi
 def test_the_listwise_loss_falls_as_the_positive_leads() -> None:
     from models.train_reranker import listwise_loss
 
+    torch, _ = needs_torch()
     ahead = listwise_loss(torch.tensor([4.0, 0.0, 0.0, 1.0, 0.0]), [3, 2])
     behind = listwise_loss(torch.tensor([0.0, 4.0, 0.0, 0.0, 1.0]), [3, 2])
     assert float(ahead) + 1.0 < float(behind)

@@ -10,34 +10,20 @@ clients, whose HTTP transport is a stub that plays the model: no network.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import anyio
 import anyio.to_thread
 import httpx2
 import mcp_types as types
-import openai
 import pytest
-from anthropic.types import (
-    MessageParam,
-    ToolParam,
-    ToolReferenceBlockParam,
-    ToolResultBlockParam,
-)
-from openai.types.responses import (
-    FunctionToolParam,
-    ResponseInputItemParam,
-    ResponseInputParam,
-    ResponseToolSearchOutputItemParamParam,
-    ToolSearchToolParam,
-)
 from pydantic import TypeAdapter
 
 from router.clients import llm_search
@@ -46,6 +32,9 @@ from router.core.meta_tools import MAX_K
 from router.server.http.auth.security import SecurityPolicy
 from tests.support.http_serving import Front, config, http_front, until_indexed
 from tests.upstream.test_upstream_pool import script
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
 
 pytestmark = pytest.mark.processes
 
@@ -64,10 +53,30 @@ async def front() -> AsyncIterator[Front]:
         yield running
 
 
-def conforms(kind: Any, value: Any) -> None:
-    """`value` is a valid `kind` (an SDK param type) and holds nothing `kind` does not know:
-    pydantic drops unknown keys of a TypedDict, so dumping must give `value` back."""
-    adapter: TypeAdapter[Any] = TypeAdapter(kind)
+SHAPES = {
+    "anthropic.types": (
+        "MessageParam",
+        "ToolParam",
+        "ToolReferenceBlockParam",
+        "ToolResultBlockParam",
+    ),
+    "openai.types.responses": (
+        "FunctionToolParam",
+        "ResponseInputItemParam",
+        "ResponseInputParam",
+        "ResponseToolSearchOutputItemParamParam",
+        "ToolSearchToolParam",
+    ),
+}
+"""The SDKs' request types the answers are checked against, imported when a test runs: the
+two SDKs take seconds to import, which every test worker would pay to collect this file."""
+
+
+def conforms(kind: str, value: Any) -> None:
+    """`value` is a valid `kind` (an SDK param type, by name) and holds nothing `kind` does
+    not know: pydantic drops unknown keys of a TypedDict, so dumping must give `value` back."""
+    module = next(module for module, names in SHAPES.items() if kind in names)
+    adapter: TypeAdapter[Any] = TypeAdapter(getattr(importlib.import_module(module), kind))
     dumped = adapter.dump_python(adapter.validate_python(value), mode="json", warnings="error")
     assert dumped == value
 
@@ -91,11 +100,11 @@ async def test_anthropic_search_answers_with_tool_references_to_deferred_tools(
     assert body["output"] is None
     for tool in body["tools"]:
         assert tool["defer_loading"] is True
-        conforms(ToolParam, tool)
+        conforms("ToolParam", tool)
     for block in body["content"]:
-        conforms(ToolReferenceBlockParam, block)
+        conforms("ToolReferenceBlockParam", block)
     result = {"type": "tool_result", "tool_use_id": "toolu_01", "content": body["content"]}
-    conforms(ToolResultBlockParam, result)
+    conforms("ToolResultBlockParam", result)
     assert [r["name"] for r in body["results"]] == names
     assert body["results"][0]["rank"] == 1
     assert (body["query"], body["k"], body["mode"]) == ("delete a note", 2, "bm25")
@@ -122,11 +131,11 @@ async def test_openai_search_answers_with_the_tool_search_output_item(front: Fro
         "tools": body["tools"],
     }
     assert body["content"] is None
-    conforms(ResponseToolSearchOutputItemParamParam, output)
-    conforms(ResponseInputItemParam, output)
+    conforms("ResponseToolSearchOutputItemParamParam", output)
+    conforms("ResponseInputItemParam", output)
     for tool in body["tools"]:
         assert (tool["type"], tool["strict"], tool["defer_loading"]) == ("function", False, True)
-        conforms(FunctionToolParam, tool)
+        conforms("FunctionToolParam", tool)
     assert 0 < body["tokens"]["routed"] < body["tokens"]["full"]
 
 
@@ -150,10 +159,12 @@ async def test_nothing_found_is_a_text_block_for_anthropic_and_no_tools_for_open
 
     content = anthropic_answer.json()["content"]
     assert content == [{"type": "text", "text": "No tools found for 'zzzqqq'."}]
-    conforms(ToolResultBlockParam, {"type": "tool_result", "tool_use_id": "t", "content": content})
+    conforms(
+        "ToolResultBlockParam", {"type": "tool_result", "tool_use_id": "t", "content": content}
+    )
     output = openai_answer.json()["output"]
     assert (output["tools"], output["call_id"]) == ([], None)
-    conforms(ResponseToolSearchOutputItemParamParam, output)
+    conforms("ResponseToolSearchOutputItemParamParam", output)
 
 
 @pytest.mark.parametrize(
@@ -248,6 +259,8 @@ async def test_the_helper_serves_the_anthropic_sdk_as_its_tool_search(front: Fro
     transport = stub_model([anthropic_message(search_call), anthropic_message(delete_call)], sent)
 
     def flow(helper: RouterToolSearch) -> tuple[list[Any], Any]:
+        import anthropic
+
         client = anthropic.Anthropic(
             api_key="test", http_client=httpx2.Client(transport=transport), max_retries=0
         )
@@ -278,8 +291,8 @@ async def test_the_helper_serves_the_anthropic_sdk_as_its_tool_search(front: Fro
     assert result["tool_use_id"] == "toolu_search" and not result["is_error"]
     assert result["content"][0] == {"type": "tool_reference", "tool_name": "guarded__delete_note"}
     for tool in tools:
-        conforms(ToolParam, tool)
-    conforms(ToolResultBlockParam, result)
+        conforms("ToolParam", tool)
+    conforms("ToolResultBlockParam", result)
     assert called.type == "tool_use" and called.name == "guarded__delete_note"
 
 
@@ -300,6 +313,8 @@ async def test_the_helper_serves_the_openai_sdk_as_its_client_executed_tool_sear
         {"id": "resp_2", "object": "response", "output": []},
     ]
     transport = stub_model(replies, sent)
+    import openai
+
     client = openai.AsyncOpenAI(
         api_key="test", http_client=httpx2.AsyncClient(transport=transport), max_retries=0
     )
@@ -318,12 +333,12 @@ async def test_the_helper_serves_the_openai_sdk_as_its_client_executed_tool_sear
             )
         await client.close()
 
-    conforms(ToolSearchToolParam, sent[0]["tools"][0])
+    conforms("ToolSearchToolParam", sent[0]["tools"][0])
     assert sent[0]["tools"][0]["execution"] == "client"
     item = sent[1]["input"][1]
     assert item["type"] == "tool_search_output" and item["call_id"] == "call_search"
     assert item["tools"][0]["name"] == "relay__echo" and len(item["tools"]) <= 2
-    conforms(ResponseInputParam, sent[1]["input"])
+    conforms("ResponseInputParam", sent[1]["input"])
 
 
 async def test_a_search_call_without_a_query_gets_an_answer_the_model_can_act_on() -> None:
@@ -334,9 +349,9 @@ async def test_a_search_call_without_a_query_gets_an_answer_the_model_can_act_on
         output = await async_helper.openai_output({"call_id": "c1", "arguments": "{}"})
 
     assert result["is_error"] and "'query' must be a non-empty string" in json.dumps(result)
-    conforms(ToolResultBlockParam, result)
+    conforms("ToolResultBlockParam", result)
     assert output["tools"] == [] and output["call_id"] == "c1"
-    conforms(ResponseToolSearchOutputItemParamParam, output)
+    conforms("ResponseToolSearchOutputItemParamParam", output)
 
 
 async def test_the_helper_raises_the_routers_refusal(front: Front) -> None:
@@ -420,6 +435,9 @@ async def test_the_readme_examples_run_through_the_sdks(
         for n, item in enumerate([search_call, function_call, message])
     ]
     openai_transport = stub_model(openai_replies, to_openai)
+    import anthropic
+    import openai
+
     real_anthropic, real_openai = anthropic.Anthropic, openai.OpenAI
     monkeypatch.setattr(
         anthropic,
@@ -456,4 +474,4 @@ async def test_the_readme_examples_run_through_the_sdks(
     output = to_openai[1]["input"][-1]
     assert output["type"] == "tool_search_output" and output["call_id"] == "call_1"
     assert output["tools"][0]["name"] == "relay__echo"
-    conforms(ResponseInputParam, to_openai[2]["input"])
+    conforms("ResponseInputParam", to_openai[2]["input"])
