@@ -6,7 +6,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PYTHON ?= python3
 QUERY ?= what time is it in Tokyo
 
-.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck unit check check-tests test-timings clean conformance-deps conformance
+.PHONY: setup test-setup run route inspect example-deps serve-http bench-http test test-deps lint typecheck docs unit check check-tests test-timings clean conformance-deps conformance
 
 setup: $(STAMP)
 
@@ -60,6 +60,11 @@ lint: test-setup
 typecheck: test-setup
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml) into site/, warnings as errors: a page left out of the
+# navigation, a link to a missing page, file or heading fails it.
+docs: test-setup
+	$(BIN)/mkdocs build --strict --quiet
+
 # Real upstream MCP servers (npm and PyPI) that the integration tests start, and the
 # example servers (tests check what `make run` serves). Each npm set has its own folder and
 # lockfile (scripts/servers/): neither install changes what the other serves.
@@ -91,10 +96,10 @@ unit: test-setup test-deps
 		-p no:cacheprovider -m exclusive
 	@$(BIN)/python scripts/test_timings.py --slowest $(TIMINGS)/timings-*.json
 
-# The installs run two at a time (the venv and then mypy on one side, the servers on the
-# other: each is one process's work, and there are two cores), then the tests.
+# The installs run two at a time (the venv and then mypy and the docs on one side, the
+# servers on the other: each is one process's work, and there are two cores), then the tests.
 test:
-	@$(MAKE) --no-print-directory -j2 lint typecheck test-deps
+	@$(MAKE) --no-print-directory -j2 lint typecheck docs test-deps
 	@$(MAKE) --no-print-directory unit
 
 # The inner loop, in under 2 minutes: ruff, mypy, and the tests that start no process
@@ -111,4 +116,4 @@ test-timings:
 	$(BIN)/python scripts/test_timings.py $(TIMINGS)/timings-*.json --label "$(LABEL)"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
