@@ -28,7 +28,8 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
                 "approximate": bool, "names": [str] (default only)}},
  "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}],
  "held": [{"server", "tool", "name", "reason": "changed|new"}],
- "transforms": [str]}  # what the entries' `tools` sections name that the upstreams lack
+ "transforms": [str],  # what the entries' `tools` sections name that the upstreams lack
+ "hosts": [str]}  # dynamic mode served to a host that ignores list_changed (below)
 ```
 "full" lists every tool; "default" is what `tools/list` returns: the pins (`router.pin`)
 and the meta-tools `search_tools` and `call_tool`; "typical_k" adds k tools of mean size
@@ -36,12 +37,18 @@ to those, which is approximate since the k tools a query brings vary. "held" nam
 tools that tool pinning (`router.pinning`) would hold, read from the pins a serving router
 recorded in the cache folder (inspect records nothing): their definition is not the one
 approved, or (strict) they are new; `mcp-router tools review` shows what changed.
+"hosts" warns when the config (`router.mode` or an endpoint's `mode`) is `dynamic` and a host
+file of this machine (home folder, and the current folder as the project) starts the router
+on this very config for a host that keeps the tool list it read first (Claude Desktop, Codex,
+Cursor) or is not known to re-read it (Windsurf): `router.hosts.refresh`. It cannot see a
+host started some other way, nor tell which endpoint an entry's `--endpoint` picks.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -93,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     pool = anyio.run(collect, config, args.wait)
     report = build_report(config, pool, TokenCounter(), args.k or config.router.k, _pinning(config))
+    report = report.model_copy(update={"hosts": stale_dynamic_hosts(config)})
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -119,6 +127,27 @@ def _pinning(config: RouterConfig) -> Callable[[Sequence[ToolRecord]], dict[Tool
             return store.held_now(records, config.router.pinning)
 
     return held
+
+
+def stale_dynamic_hosts(config: RouterConfig) -> tuple[str, ...]:
+    """One line per host file that serves `config`, in dynamic mode, to a host that does not
+    re-read its tools on `list_changed` (`router.hosts.refresh`)."""
+    modes = {config.router.mode, *(e.mode for e in config.router.endpoints.values())}
+    if "dynamic" not in modes or config.source is None:
+        return ()
+    from router.hosts.base import Places
+    from router.hosts.refresh import stale_hosts
+
+    places = Places(Path.home(), Path.cwd(), sys.platform, os.environ)
+    return tuple(
+        f"{host.label} ({host.where}) {_IGNORES[host.refresh]} notifications/tools/list_changed: "
+        'there "mode": "dynamic" never lists the searched tools; use "search" (its '
+        "search_tools answer carries the schemas), or see docs/hosts/"
+        for host in stale_hosts(config.source, places)
+    )
+
+
+_IGNORES = {"no": "keeps the tool list it read first on", "unknown": "is not known to act on"}
 
 
 async def collect(config: RouterConfig, wait: float) -> PoolSnapshot:
@@ -202,6 +231,11 @@ def print_report(report: InspectReport) -> None:
         print(f"\ntransforms: {len(report.transforms)} name what the upstreams do not list")
         for problem in report.transforms:
             print(f"  {problem}")
+
+    if report.hosts:
+        print(f"\nhosts: {len(report.hosts)} serve this config in dynamic mode to no effect")
+        for line in report.hosts:
+            print(f"  {line}")
 
     if report.held:
         print(

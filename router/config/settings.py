@@ -180,6 +180,11 @@ class RouterSettings(BaseModel):
     """`search` lists pins and the meta-tools; `dynamic` adds each session's last search;
     `all` lists every tool (pass-through, for small setups and transparency checks); `code`
     lists pins, `search_tools` and `execute`, which runs a program over the tools."""
+    always_load: bool = True
+    """Mark the router's own tools and the pinned ones `_meta["anthropic/alwaysLoad"]`, so a
+    host that defers MCP tools behind its own tool search keeps these loaded (a search to
+    find the search is one round trip too many); false leaves the host to decide. Read at
+    start."""
     model: Annotated[str, Field(min_length=1)] = "minilm-l6-tools"
     cache_dir: Path | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)

@@ -70,6 +70,10 @@ class FileFormat:
     """The host expands `${userHome}`, `${workspaceFolder}` and the like."""
     entry_type: str | None = None
     """The `type` the host writes in a stdio entry (VS Code and Claude Code: `stdio`)."""
+    keep_loaded: tuple[tuple[str, Any], ...] = ()
+    """The host's own keys that keep a server's tools loaded instead of deferred behind its
+    tool search (Claude Code: `alwaysLoad`), written in the router's entry: the router's
+    `search_tools` behind the host's search would be a search to find the search."""
 
     def decode(self, text: str, path: Path) -> dict[str, Any]:
         """The document, as the host parses it (`ConfigError` naming file, place and fix)."""
@@ -144,7 +148,7 @@ class FileFormat:
     def router_entry(self, command: str, args: Sequence[str]) -> dict[str, Any]:
         """The host's entry that starts the router."""
         entry: dict[str, Any] = {"type": self.entry_type} if self.entry_type else {}
-        return {**entry, "command": command, "args": list(args)}
+        return {**entry, "command": command, "args": list(args), **dict(self.keep_loaded)}
 
     def install(self, text: str, command: str, args: Sequence[str]) -> str:
         """`text` with its servers replaced by the one router entry, all else unchanged."""

@@ -11,6 +11,8 @@ is kept outside these files, so the report asks for it where a `clientId` is set
 
 `--install claude-code` leaves the router as the one user-scope server and empties the
 local-scope lists it imported; `.mcp.json` belongs to the repository and is not rewritten.
+Its entry says `alwaysLoad: true`: Claude Code defers MCP tools behind its own tool search,
+and the router's `search_tools` and `call_tool` must never wait behind it.
 """
 
 from __future__ import annotations
@@ -56,5 +58,10 @@ class _UserFile(_ClaudeCodeFile):
         return tables
 
 
-USER = _UserFile(host="claude-code", label="Claude Code", entry_type="stdio")
+_ALWAYS_LOAD = (("alwaysLoad", True),)
+"""Claude Code (2.1.121 on) loads such a server's tools up front, never deferred."""
+
+USER = _UserFile(
+    host="claude-code", label="Claude Code", entry_type="stdio", keep_loaded=_ALWAYS_LOAD
+)
 PROJECT = _ClaudeCodeFile(host="claude-code", label="Claude Code (project)")

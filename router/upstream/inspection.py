@@ -149,6 +149,9 @@ class InspectReport(_Report):
     transforms: tuple[str, ...] = ()
     """What the server entries' `tools` sections name that the upstreams lack
     (`router.shaping.transforms`)."""
+    hosts: tuple[str, ...] = ()
+    """Host files that serve this config in `"mode": "dynamic"` to a host that does not
+    re-read its tools on `list_changed` (`router.hosts.refresh`; the CLI fills it in)."""
 
 
 def build_report(

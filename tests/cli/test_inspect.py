@@ -250,6 +250,7 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "warnings",
         "held",
         "transforms",
+        "hosts",
     ]
     assert dumped["held"] == [{"server": "a", "tool": "x", "name": "a__x", "reason": "changed"}]
     upstream = dumped["upstreams"][0]
@@ -293,3 +294,44 @@ def test_example_config_loads_with_paths_from_its_own_folder() -> None:
         command = Path(server.command)
         assert command.is_absolute()
         assert command.resolve().is_relative_to((ROOT / ".cache" / "servers").resolve())
+
+
+def test_dynamic_mode_served_to_a_host_that_keeps_its_first_list_is_warned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(project)
+    config, other = tmp_path / "servers.json", tmp_path / "other.json"
+
+    def host_file(path: Path, served: Path) -> Path:
+        entry = {"command": "mcp-router", "args": ["serve", "--config", str(served)]}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"mcpServers": {"mcp-router": entry}}), encoding="utf-8")
+        return path
+
+    desktop = host_file(home / ".config" / "Claude" / "claude_desktop_config.json", config)
+    host_file(home / ".claude.json", config)  # Claude Code re-reads the list: no warning
+    host_file(home / ".cursor" / "mcp.json", other)  # Cursor serves another config
+
+    def hosts(mode: str) -> list[str]:
+        router = {"mode": mode, "cache_dir": str(tmp_path / "cache")}
+        config.write_text(json.dumps({"mcpServers": {}, "router": router}), encoding="utf-8")
+        assert run_inspect("--config", str(config), "--json", "--wait", "0") == 0
+        found: list[str] = json.loads(capfd.readouterr().out)["hosts"]
+        return found
+
+    warned = hosts("dynamic")
+    assert len(warned) == 1 and warned[0].startswith(f"Claude Desktop ({desktop}) ")
+    assert "list_changed" in warned[0] and '"search"' in warned[0]
+    assert hosts("search") == []
+
+    hosts("dynamic")  # the config in dynamic mode again, then the text report of it
+    assert run_inspect("--config", str(config), "--wait", "0") == 0
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[lines.index("hosts: 1 serve this config in dynamic mode to no effect") + 1] == (
+        f"  {warned[0]}"
+    )

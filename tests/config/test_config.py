@@ -216,6 +216,11 @@ def test_a_bad_k_names_the_field(tmp_path: Path) -> None:
     assert "router.k" in message
 
 
+def test_a_bad_always_load_names_the_field(tmp_path: Path) -> None:
+    message = load_error(tmp_path, {"mcpServers": {}, "router": {"always_load": "sometimes"}})
+    assert "router.always_load" in message
+
+
 def test_a_bad_protocol_setting_names_the_choices(tmp_path: Path) -> None:
     message = load_error(tmp_path, {"mcpServers": {"t": {"command": "x", "protocol": "new"}}})
     assert "mcpServers.t.protocol" in message

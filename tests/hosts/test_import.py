@@ -431,6 +431,9 @@ INSTALL_FILES = {
     "windsurf": "~/.codeium/windsurf/mcp_config.json",
     "codex": "~/.codex/config.toml",
 }
+KEEP_LOADED = {"claude-code": {"alwaysLoad": True}}
+"""The host's own setting that keeps the router's tools out of its tool search, where it has
+one (docs/hosts/): a host without one gets no made-up key."""
 SERVERS_KEY = {
     "claude-desktop": ("mcpServers",),
     "claude-code": ("mcpServers",),
@@ -486,6 +489,10 @@ def test_install_round_trip(machine: Machine, host: str, platform: str) -> None:
     entry = servers["mcp-router"]
     assert entry["args"] == ["serve", "--config", str(out)]
     assert Path(entry["command"]).is_absolute() and os.access(entry["command"], os.X_OK)
+    settings = {
+        key: value for key, value in entry.items() if key not in ("type", "command", "args")
+    }
+    assert settings == KEEP_LOADED.get(host, {})
     assert _without_servers(after, host) == _without_servers(before, host)  # all else kept
     if host == "claude-code":
         assert after["projects"]["/home/me/app"]["mcpServers"] == {}

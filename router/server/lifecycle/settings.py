@@ -41,6 +41,8 @@ class Settings:
     k: int = 5
     mode: Mode = "search"
     """Read at start only: a reload keeps the mode the router started in (`served`)."""
+    always_load: bool = True
+    """`router.always_load`: the listing marks the meta-tools and pins keep-loaded."""
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """`router.policy` and the servers' `confirm_destructive`."""
     visibility: Visibility = field(default_factory=Visibility)
@@ -67,6 +69,7 @@ class Settings:
         return cls(
             k=router.k,
             mode=router.mode,
+            always_load=router.always_load,
             policy=ToolPolicy.from_config(config),
             visibility=Visibility.from_config(config),
             pins=tuple(str(pin) for pin in router.pin),

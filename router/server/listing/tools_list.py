@@ -6,6 +6,11 @@
   `params._meta["mcp-router/query"]` returns the top-k for that query plus the meta-tools.
 - dynamic (handshake revisions only): after `search_tools`, that session's listing also holds
   the last top-k, announced with `notifications/tools/list_changed`.
+
+Hosts defer MCP tools behind their own tool search (Claude Code by default): the router's
+own tools and the pins carry `_meta["anthropic/alwaysLoad"]: true` (`router.always_load`)
+so the model never has to search for the search. Query results and a session's searched
+tools stay deferrable: `search_tools` already gave the model their schemas.
 """
 
 from __future__ import annotations
@@ -26,10 +31,16 @@ from router.server.listing.passthrough import every_tool
 
 QUERY_META_KEY = "mcp-router/query"
 K_META_KEY = "mcp-router/k"
+ALWAYS_LOAD_META_KEY = "anthropic/alwaysLoad"
+"""Claude Code loads a tool so marked up front instead of behind its tool search."""
 
 
-def to_sdk_tool(record: ToolRecord) -> types.Tool:
-    return types.Tool.model_validate(to_mcp(record))
+def to_sdk_tool(record: ToolRecord, *, keep_loaded: bool = False) -> types.Tool:
+    entry = to_mcp(record)
+    if keep_loaded:
+        meta = entry.get("_meta")
+        entry["_meta"] = {**(meta if isinstance(meta, dict) else {}), ALWAYS_LOAD_META_KEY: True}
+    return types.Tool.model_validate(entry)
 
 
 def _listing_query(ctx: Context) -> tuple[str | None, int | None]:
@@ -69,6 +80,7 @@ async def list_tools(
     snapshot = state.snapshot
     view = state.settings.visibility.view()
     listed: list[ToolRecord] = state.settings.visibility.visible(view, state.pinned())
+    kept = (*listed, *state.meta_tools) if state.settings.always_load else ()
     if query is not None:
         listed += [r.tool for r in await state.search(query, k) if r.tool not in listed]
     elif state.settings.mode == "dynamic" and not is_modern(ctx):
@@ -83,4 +95,4 @@ async def list_tools(
     sent = (*listed, *state.meta_tools)
     state.list_changes.listed(connection(ctx))  # told when the pins or `k` change
     state.metrics.listing_sent(surface_of(ctx), snapshot.generation, snapshot.catalog.records, sent)
-    return types.ListToolsResult(tools=[to_sdk_tool(r) for r in sent])
+    return types.ListToolsResult(tools=[to_sdk_tool(r, keep_loaded=r in kept) for r in sent])
