@@ -1,6 +1,7 @@
 """`python -m benchmarks.perf`: one run, one JSON (`benchmarks/results/perf.json`, schema
-`mcp-router.perf/1`), and the markdown made from it between the perf markers of README.md
-and benchmarks/README.md. `--table-only` re-renders the markdown from the JSON."""
+`mcp-router.perf/1`), and the markdown made from it between the perf markers of
+docs/performance.md and benchmarks/README.md. `--table-only` re-renders the markdown from the
+JSON."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from benchmarks.perf.options import ROOT, Options, from_args, parser
 from benchmarks.suite.readme import replace_between
 
 SCHEMA = "mcp-router.perf/1"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "performance.md"
 """Gets the short form (`summary`): one row per measurement."""
 BENCH_README = ROOT / "benchmarks" / "README.md"
 """Gets every table (`render`)."""

@@ -1,4 +1,4 @@
-"""The short form of a perf report for the top-level README: one row per measurement, one
+"""The short form of a perf report for docs/performance.md: one row per measurement, one
 column per system, and the count of targets met (made from the JSON alone)."""
 
 from __future__ import annotations

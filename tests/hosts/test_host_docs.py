@@ -8,6 +8,8 @@ Config snippets are fenced as ```json|jsonc|toml file=PATH role=before|after```:
   and every server in it is added;
 - an `after` snippet is exactly the router entry `--install` writes, and when the page has a
   `before` snippet of the same file, `--install` turns that one into this one.
+The overview page (docs/hosts/index.md) is no host's: its entry must start the router, and
+its commands are checked as the host pages' are.
 Shell snippets hold only commands whose arguments can be checked here: `mcp-router ...`
 parses with the CLI's own parser; `claude mcp add`, `claude mcp add-json`, `codex mcp add`
 and `code --add-mcp` must start the router.
@@ -59,12 +61,17 @@ def snippets() -> list[Snippet]:
     return found
 
 
-CONFIGS = [item for item in snippets() if item.language in CONFIG_LANGUAGES]
+OVERVIEW = "index"
+CONFIGS = [
+    item for item in snippets() if item.language in CONFIG_LANGUAGES and item.page != OVERVIEW
+]
 SHELL = [item for item in snippets() if item.language not in CONFIG_LANGUAGES]
 
 
 def test_there_is_a_page_for_every_host_and_each_shows_the_router_entry() -> None:
-    assert sorted(page.stem for page in PAGES.glob("*.md")) == sorted(HOSTS)
+    assert sorted(page.stem for page in PAGES.glob("*.md") if page.stem != OVERVIEW) == sorted(
+        HOSTS
+    )
     for host in HOSTS:
         roles = {item.attributes.get("role") for item in CONFIGS if item.page == host}
         assert roles == {"before", "after"}, host
@@ -184,6 +191,13 @@ def _router_entry(words: list[str]) -> dict[str, Any] | None:
         assert entry.pop("name") == "mcp-router"
         return entry
     raise AssertionError(f"a command this test cannot check: {shlex.join(words)}")
+
+
+def test_the_overview_entry_starts_the_router() -> None:
+    overview = [item for item in snippets() if item.page == OVERVIEW]
+    entries = [json.loads(item.body) for item in overview if item.language == "json"]
+    assert len(entries) == 1
+    assert launches_router(entries[0]["mcpServers"]["mcp-router"])
 
 
 def test_the_pages_are_linked_from_the_readme() -> None:

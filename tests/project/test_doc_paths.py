@@ -7,7 +7,12 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "models" / "README.md"]
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    *sorted((ROOT / "docs").glob("**/*.md")),
+    ROOT / "models" / "README.md",
+]
 _PATH = re.compile(r"\brouter/[A-Za-z0-9_/]+\.py\b")
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.processes
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "llm-api-search.md"
 TOKEN = "search-token-5678"
 GOOD = {"Authorization": f"Bearer {TOKEN}"}
 TOOLS = 9  # guarded: 4, relay: 5
@@ -388,10 +388,9 @@ def test_the_helper_loads_neither_sdk_nor_the_router_core() -> None:
 
 
 def readme_examples() -> list[str]:
-    """The README's worked examples (Anthropic, then OpenAI), as they are written."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("### Tool search for the Anthropic and OpenAI APIs")
-    section = text[start : text.index("\n### ", start + 1)]
+    """The page's worked examples (Anthropic, then OpenAI), as they are written."""
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[text.index("\n## Worked examples\n") :]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
