@@ -28,7 +28,7 @@ from router.config.defaults import (
     DEFAULT_IDLE_STOP,
     DEFAULT_PING_INTERVAL,
 )
-from router.config.fields import ExpandedText, Pattern, Text
+from router.config.fields import ExpandedText, Pattern
 from router.config.oauth import OAuthSettings
 from router.config.shaping import ToolTransform, check_transforms
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -169,7 +169,7 @@ class StdioServer(_ServerBase):
     """A local server started as a child process speaking MCP on stdin/stdout."""
 
     command: Annotated[str, Field(min_length=1)]
-    args: list[Text] = Field(default_factory=list)
+    args: list[ExpandedText] = Field(default_factory=list)
     env: dict[str, ExpandedText] = Field(default_factory=dict)
     cwd: Path | None = None
 

@@ -307,11 +307,11 @@ def _interpolate(entry: dict[str, Any], variables: Variables, notes: list[str]) 
                 notes.append(f"url: {fixed!r} is {resolved!r} now (a URL is read as written)")
                 fixed = resolved
         field_name = where.split(".", 1)[0].split("[", 1)[0]
-        expanded = field_name in _EXPANDED_FIELDS or where in _EXPANDED_OAUTH
+        expanded = field_name in (*_EXPANDED_FIELDS, "args") or where in _EXPANDED_OAUTH
         if not expanded and _ROUTER_VAR.search(fixed):
             notes.append(
-                f"{where}: the router expands ${{VAR}} in env, headers and oauth credentials only; "
-                f"{fixed!r} is passed as written"
+                f"{where}: the router expands ${{VAR}} in args, env, headers and oauth "
+                f"credentials only; {fixed!r} is passed as written"
             )
         return fixed
 

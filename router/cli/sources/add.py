@@ -13,9 +13,10 @@ SOURCE is a `server.json` file, its URL, or a server's registry name
 (`npx -y id@version`) or a PyPI one (`uvx id==version`) run over stdio, else a remote;
 `--install` installs the npm or PyPI package into the cache folder instead
 (`router.hosts.registry.installing`) and runs the installed command. Environment variables,
-headers and arguments the user must supply are written as `${VAR}` placeholders and named
-on stderr; `--set` fills a remote URL's `{variables}`. The file is checked as `serve` reads
-it, backed up and replaced in one step. `--search` lists the registry's matches.
+headers and arguments the user must supply, and each `{name}` in a value the document
+fixes, are written as `${VAR}` placeholders and named on stderr (never a secret's value);
+`--set` fills a remote URL's `{variables}`. The file is checked as `serve` reads it, backed
+up and replaced in one step. `--search` lists the registry's matches.
 
 Exit codes: 0 done; 2 bad input (an unreadable source, nothing runnable, a name already in
 the file without `--replace`); 1 an install or the write failed.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,6 +120,7 @@ def add(document: Any, args: argparse.Namespace) -> int:
             added.notes.append("the runtime's own arguments (for npx/uvx) are not used installed")
         added.entry["command"] = str(command)
         added.entry["args"] = added.installed_args
+    _shared(added, servers)
     servers[added.name] = added.entry
     _check(config, path)
     text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
@@ -162,6 +165,23 @@ def _check(config: dict[str, Any], path: Path) -> None:
     parse_config(config, source=path, environ=EVERY_VARIABLE)
 
 
+_READS = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _shared(added: Any, servers: dict[str, Any]) -> None:
+    """A note for each variable the new entry reads that another entry reads too: both
+    would be sent its one value, which is right only if they are one account."""
+    mine = {item.name for item in (*added.needed, *added.defaulted)}
+    for other, entry in servers.items():
+        if other == added.name:  # the entry --replace replaces
+            continue
+        for name in sorted(mine & set(_READS.findall(json.dumps(entry)))):
+            added.notes.append(
+                f"mcpServers.{other} reads ${{{name}}} too: both get its one value "
+                "(rename it in one of them if they are different accounts)"
+            )
+
+
 def _servers_dir(config: dict[str, Any], path: Path) -> Path:
     """`servers/` in the config's cache folder, as the example servers are installed."""
     from router.embedding.cache import default_cache_dir
@@ -177,6 +197,9 @@ def _report(added: Any, name: str, path: Path, *, dry_run: bool) -> None:
     for item in added.needed:
         kind = "secret" if item.secret else "required"
         print(f"  set {item.name} ({kind}): {item.description}".rstrip(": "), file=sys.stderr)
+    for item in added.defaulted:  # never a secret: its default is the publisher's
+        line = f"  optional: {item.name} (default {item.default!r}): {item.description}"
+        print(line.rstrip(": "), file=sys.stderr)
     for item in added.optional:
         print(
             f"  optional, left out: {item.name}: {item.description}".rstrip(": "), file=sys.stderr
@@ -221,5 +244,6 @@ def from_registry(sources: list[str], base: str | None, servers: dict[str, Any])
         server = read_server(read_source(source, registry))
         added = entry_for(server)
         added.name = free_name(added.name, servers)
+        _shared(added, servers)
         servers[added.name] = added.entry
         _report(added, server.name, Path("the config"), dry_run=False)

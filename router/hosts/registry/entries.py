@@ -3,9 +3,9 @@
 A launchable choice is made: an npm or PyPI package run over stdio, else a remote
 (streamable HTTP or SSE). OCI images, NuGet and MCPB bundles, and packages that serve HTTP
 themselves are noted as not run by the router. Every value the user must supply (a secret,
-a required value without a default) becomes a `${VAR}` placeholder, never a value, and is
-named in `Added.needed`; optional ones without a default are left out and named in
-`Added.optional`.
+a required value without a default, a `{name}` in a fixed value) becomes a `${VAR}`
+placeholder, never a value, and is named in `Added.needed`; optional ones without a default
+are left out and named in `Added.optional` (how placeholders are named: `placeholders`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from router.hosts.registry.document import (
     Remote,
     ServerDocument,
 )
+from router.hosts.registry.placeholders import Placeholders, variable_name
 
 __all__ = ["Added", "choose", "entry_for", "entry_name"]
 
@@ -41,6 +42,8 @@ class Added:
     """Values the entry reads from the environment (`${NAME}`): set them before it starts."""
     optional: list[Input] = field(default_factory=list)
     """Values the server takes but does not need: left out of the entry."""
+    defaulted: list[Input] = field(default_factory=list)
+    """Placeholders with a default (`${NAME:-default}`): set them to change it."""
     notes: list[str] = field(default_factory=list)
     install: Package | None = None
     """The package `--install` installs (its command is then the installed one)."""
@@ -108,71 +111,18 @@ def entry_name(server_name: str) -> str:
     return cleaned or "server"
 
 
-def _variable(name: str) -> str:
-    """An environment variable's name for an input named `name` (`apiClientId` ->
-    `API_CLIENT_ID`)."""
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"[^A-Za-z0-9]+", "_", words).strip("_").upper() or "VALUE"
-
-
-class _Collector:
-    """The placeholders an entry reads, gathered as the entry is built."""
-
-    def __init__(self, added: Added) -> None:
-        self.added = added
-
-    def placeholder(self, item: Input, variable: str) -> str:
-        if all(n.name != variable for n in self.added.needed):
-            self.added.needed.append(_renamed(item, variable))
-        return f"${{{variable}}}"
-
-    def fill(self, text: str, item: Input) -> str:
-        """`{var}` references to the input's `variables` as `${VAR}` placeholders."""
-
-        def one(match: re.Match[str]) -> str:
-            var = item.variables.get(match[1])
-            if var is None:
-                return match[0]  # not a reference: kept as written
-            if var.value is not None and not var.secret:
-                return var.value
-            if var.default is not None and not var.secret:
-                return var.default
-            return self.placeholder(var, _variable(match[1]))
-
-        return TEMPLATE.sub(one, text)
-
-    def value(self, item: Input, variable: str, *, defaults: bool = True) -> str | None:
-        """What the entry holds for `item`: its fixed value; a required one's default, or a
-        placeholder (always for a secret); an optional one's default (with `defaults`), or
-        nothing: it is left out, and named."""
-        if item.value is not None:
-            return self.fill(item.value, item)
-        if item.required:
-            if item.default is not None and not item.secret:
-                return item.default
-            return self.placeholder(item, variable)
-        if defaults and item.default is not None and not item.secret:
-            return item.default
-        self.added.optional.append(_renamed(item, variable))
-        return None
-
-
-def _renamed(item: Input, variable: str) -> Input:
-    return Input(
-        name=variable,
-        description=item.description,
-        required=item.required,
-        secret=item.secret,
-        default=item.default,
+def _placeholders(added: Added) -> Placeholders:
+    return Placeholders(
+        added.name, needed=added.needed, optional=added.optional, defaulted=added.defaulted
     )
 
 
-def _arguments(items: Sequence[Input], collect: _Collector) -> list[str]:
+def _arguments(items: Sequence[Input], collect: Placeholders) -> list[str]:
     args: list[str] = []
     for item in items:
         if item.kind == "named":
             flag = item.name
-            variable = _variable(flag.lstrip("-"))
+            variable = variable_name(flag.lstrip("-"))
             if item.is_boolean and item.value is None and item.default is None:
                 if item.required:
                     args.append(flag)
@@ -182,7 +132,7 @@ def _arguments(items: Sequence[Input], collect: _Collector) -> list[str]:
             if value is not None:
                 args += [flag, value] if flag else [value]
         else:
-            variable = _variable(item.value_hint or item.name or "argument")
+            variable = variable_name(item.value_hint or item.name or "argument")
             value = collect.value(item, variable)
             if value is not None:
                 args.append(value)
@@ -191,7 +141,7 @@ def _arguments(items: Sequence[Input], collect: _Collector) -> list[str]:
 
 def _package_entry(key: str, package: Package, notes: list[str]) -> Added:
     added = Added(key, {}, package.label, notes=notes, install=package)
-    collect = _Collector(added)
+    collect = _placeholders(added)
     runtime = _arguments(package.runtime_arguments, collect)
     version = package.version
     if version is not None and ("$" in version or "{" in version):
@@ -207,7 +157,7 @@ def _package_entry(key: str, package: Package, notes: list[str]) -> Added:
     args += added.installed_args
     env = {}
     for item in package.environment:
-        value = collect.value(item, _variable(item.name))
+        value = collect.value(item, variable_name(item.name))
         if value is not None:
             env[item.name] = value
     added.entry = {"command": command, "args": args}
@@ -220,7 +170,7 @@ def _remote_entry(
     key: str, document: ServerDocument, remote: Remote, values: dict[str, str], notes: list[str]
 ) -> Added:
     added = Added(key, {}, remote.label, notes=notes)
-    collect = _Collector(added)
+    collect = _placeholders(added)
     missing = []
 
     def url_part(match: re.Match[str]) -> str:
@@ -241,7 +191,7 @@ def _remote_entry(
         )
     headers = {}
     for item in remote.headers:
-        value = collect.value(item, _variable(f"{key}_{item.name}"))
+        value = collect.value(item, variable_name(key, item.name))
         if value is not None:
             headers[item.name] = value
     added.entry = {"url": url}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,10 @@ from tests.upstream.test_upstream_pool import installed as installed  # the fixt
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "registry"
 DOCUMENTS = sorted(FIXTURES.glob("*.server.json"))
+WRITTEN = FIXTURES / "written"
+"""Documents written for these tests in the registry's schema (their README says why)."""
+UNFILLED = re.compile(r"(?<!\$)\{[A-Za-z_][A-Za-z0-9_.-]*\}")
+"""A `{name}` left in an entry: no server takes one."""
 
 
 def document(name: str) -> dict[str, Any]:
@@ -54,17 +59,22 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 # -- every recorded document ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name.removesuffix(".server.json"))
+@pytest.mark.parametrize(
+    "path",
+    [*DOCUMENTS, *sorted(WRITTEN.glob("*.server.json"))],
+    ids=lambda p: p.name.removesuffix(".server.json"),
+)
 def test_every_recorded_document_becomes_an_entry_serve_reads(path: Path) -> None:
     raw = json.loads(path.read_text("utf-8"))
     added = entry_for(read_server(raw))
     config = parse_config({"mcpServers": {added.name: added.entry}}, environ=EVERY_VARIABLE)
     server = config.servers[added.name]
     assert isinstance(server, StdioServer | RemoteServer)
-    # what the user must set is a placeholder, never a value
+    # what the user must set is a placeholder, never a value, and no `{name}` is left
     text = json.dumps(added.entry)
     for item in added.needed:
         assert f"${{{item.name}}}" in text
+    assert not UNFILLED.search(text), text
     if isinstance(server, StdioServer):
         assert server.command in ("npx", "uvx")
 
@@ -127,6 +137,139 @@ def test_a_url_template_needs_its_variables_and_a_required_secret_is_a_placehold
         "headers": {"X-Api-Key": "${TENANT_X_API_KEY}"},  # a required secret: a placeholder
     }
     assert [(n.name, n.secret) for n in made.needed] == [("TENANT_X_API_KEY", True)]
+
+
+# -- placeholders in values ----------------------------------------------------------------
+
+
+@pytest.mark.processes
+def test_a_templated_secret_header_becomes_a_placeholder_that_add_names(tmp_path: Path) -> None:
+    # `"value": "Bearer {token}"`, secret and required, with no `variables` for `{token}`
+    config = tmp_path / "servers.json"
+    done = cli("add", str(WRITTEN / "notes-mcp.server.json"), "--config", str(config))
+    assert "NOTES_MCP_TOKEN" not in os.environ
+    unset = cli("inspect", "--config", str(config))
+
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config.read_text("utf-8"))["mcpServers"]["notes-mcp"]
+    assert entry["headers"] == {
+        "Authorization": "Bearer ${NOTES_MCP_TOKEN}",
+        "X-Acme-Client": "mcp-registry",  # no braces: written as it is
+    }
+    assert done.stderr.splitlines()[1:] == [
+        "  set NOTES_MCP_TOKEN (secret): {token} in Authorization: "
+        "An Acme Notes API token (Settings > API)"
+    ]
+    text = (ROOT / "docs" / "registry.md").read_text("utf-8")
+    documented = re.findall(r"```\n(added .*?)```", text, re.DOTALL)
+    said = [line.replace(str(config), "servers.json") for line in done.stderr.splitlines()]
+    assert said == documented[1].splitlines()
+    # unset, the router does not start, and says which variable to set
+    assert unset.returncode == 2
+    assert "headers.Authorization: environment variable NOTES_MCP_TOKEN is not set" in (
+        unset.stderr
+    )
+    # set, the header carries it
+    loaded = parse_config({"mcpServers": {"notes": entry}}, environ={"NOTES_MCP_TOKEN": "t0k"})
+    server = loaded.servers["notes"]
+    assert isinstance(server, RemoteServer)
+    assert server.headers["Authorization"] == "Bearer t0k"
+
+
+@pytest.mark.processes
+def test_variables_name_defaults_and_repeats_and_two_values_never_share_a_variable(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "servers.json"
+    done = cli("add", str(WRITTEN / "tickets-mcp.server.json"), "--config", str(config))
+
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config.read_text("utf-8"))["mcpServers"]["tickets-mcp"]
+    assert entry == {
+        "command": "npx",
+        "args": [
+            "-y",
+            "@acme-labs/tickets-mcp@2.1.0",
+            # `{region}` has a default in its `variables`: optional
+            "--api-url",
+            "https://${TICKETS_MCP_REGION:-eu}.tickets.example/api",
+            "--token",
+            "${TICKETS_MCP_API_KEY}",
+            "--workspace",
+            "${TICKETS_MCP_WORKSPACE_ID}",
+        ],
+        "env": {
+            "TICKETS_AUTH": "Basic ${TICKETS_MCP_API_KEY}",  # `{api_key}` again: one variable
+            # `{workspace_id}` is another value than `{workspaceId}`, whose name it derives
+            "TICKETS_WORKSPACE": "ws/${TICKETS_MCP_WORKSPACE_ID_2}",
+            "TICKETS_LOG_FORMAT": "json",
+        },  # TICKETS_PROXY, optional and wanting `{proxy_host}`, is left out
+    }
+    assert done.stderr.splitlines()[1:] == [
+        "  set TICKETS_MCP_API_KEY (secret): A Tickets API key (Profile > Keys)",
+        "  set TICKETS_MCP_WORKSPACE_ID (required): {workspaceId} in --workspace: "
+        "The workspace to open",
+        "  set TICKETS_MCP_WORKSPACE_ID_2 (required): {workspace_id} in TICKETS_WORKSPACE: "
+        "The workspace attachments are filed under",
+        "  optional: TICKETS_MCP_REGION (default 'eu'): Your data region",
+        "  optional, left out: TICKETS_PROXY: An HTTP proxy to reach the API through",
+    ]
+
+    environ = {
+        "TICKETS_MCP_API_KEY": "k",
+        "TICKETS_MCP_WORKSPACE_ID": "w1",
+        "TICKETS_MCP_WORKSPACE_ID_2": "w2",
+    }
+    server = parse_config({"mcpServers": {"t": entry}}, environ=environ).servers["t"]
+    assert isinstance(server, StdioServer)
+    assert server.args[3] == "https://eu.tickets.example/api"
+    assert server.env["TICKETS_WORKSPACE"] == "ws/w2"
+    us = parse_config({"mcpServers": {"t": entry}}, environ={**environ, "TICKETS_MCP_REGION": "us"})
+    assert isinstance(us.servers["t"], StdioServer)
+    assert us.servers["t"].args[3] == "https://us.tickets.example/api"
+    from router.core.errors import ConfigError
+
+    del environ["TICKETS_MCP_WORKSPACE_ID_2"]
+    with pytest.raises(ConfigError, match="environment variable TICKETS_MCP_WORKSPACE_ID_2 is not"):
+        parse_config({"mcpServers": {"t": entry}}, environ=environ)
+
+
+@pytest.mark.processes
+def test_add_says_when_another_entry_reads_the_same_variable(tmp_path: Path) -> None:
+    config = tmp_path / "servers.json"
+    mine = {"command": "figma-local", "env": {"FIGMA_API_KEY": "${FIGMA_API_KEY}"}}
+    config.write_text(json.dumps({"mcpServers": {"figma-work": mine}}))
+    done = cli("add", str(FIXTURES / "figma-context-mcp.server.json"), "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert (
+        "  note: mcpServers.figma-work reads ${FIGMA_API_KEY} too: both get its one value "
+        "(rename it in one of them if they are different accounts)"
+    ) in done.stderr.splitlines()
+
+
+def test_a_derived_name_never_starts_with_a_digit_and_a_written_variable_is_kept() -> None:
+    doc = {
+        "name": "io.example/1password",
+        "remotes": [
+            {
+                "type": "streamable-http",
+                "url": "https://mcp.example.com/mcp",
+                "headers": [
+                    {"name": "Authorization", "value": "Bearer {token}", "isRequired": True},
+                    {"name": "X-Home", "value": "${HOME}/{path}", "isRequired": True},
+                ],
+            }
+        ],
+    }
+    made = entry_for(read_server(doc))
+    assert made.entry["headers"] == {
+        "Authorization": "Bearer ${_1PASSWORD_TOKEN}",  # `${1PASSWORD_TOKEN}` is not read
+        "X-Home": "${HOME}/${_1PASSWORD_PATH}",
+    }
+    environ = {"_1PASSWORD_TOKEN": "t", "_1PASSWORD_PATH": "p", "HOME": "/h"}
+    server = parse_config({"mcpServers": {"x": made.entry}}, environ=environ).servers["x"]
+    assert isinstance(server, RemoteServer)
+    assert server.headers == {"Authorization": "Bearer t", "X-Home": "/h/p"}
 
 
 # -- the registry's API, on loopback ---------------------------------------------------------
@@ -338,8 +481,6 @@ def _version_of(script: Path) -> str:
 
 @pytest.mark.processes
 def test_the_documented_example_is_what_add_writes(registry: str, tmp_path: Path) -> None:
-    import re
-
     text = (ROOT / "docs" / "registry.md").read_text("utf-8")
     entry = json.loads(re.findall(r"```json\n(.*?)```", text, re.DOTALL)[0])
     said = re.findall(r"```\n(added .*?)```", text, re.DOTALL)[0].splitlines()
