@@ -238,13 +238,20 @@ def print_report(report: InspectReport) -> None:
             print(f"  {line}")
 
     if report.held:
+        config = report.config or "FILE"
         print(
-            f"\nheld: {len(report.held)} tools held by tool pinning until approved "
-            f"(mcp-router tools review --config {report.config or 'FILE'})"
+            f"\nheld: {len(report.held)} tools held by tool pinning, neither listed nor "
+            f"searched until approved (mcp-router tools review --config {config} shows what "
+            "changed)"
         )
-        for held in report.held:
-            why = "changed since it was approved" if held.reason == "changed" else "new (strict)"
-            print(f"  {held.name} ({held.server}/{held.tool}): {why}")
+        for server in dict.fromkeys(held.server for held in report.held):
+            tools = [held for held in report.held if held.server == server]
+            print(f"  {server}: {len(tools)} held")
+            for held in tools:
+                why = "changed since approved" if held.reason == "changed" else "new (strict)"
+                print(f"    {held.name} ({held.server}/{held.tool}): {why}")
+            names = " ".join(f"{held.server}/{held.tool}" for held in tools)
+            print(f"    approve: mcp-router tools approve {names} --config {config}")
 
 
 def _no_error(upstream: UpstreamReport) -> str:

@@ -61,16 +61,18 @@ def opened_pins(config: RouterConfig) -> Iterator[PinStore]:
     (connected, and closed afterwards), else the cache folder's file."""
     from router.embedding.cache import default_cache_dir
     from router.pinning import PinStore
+    from router.pinning.origin import origins_of
 
     cache_dir = config.router.cache_dir or default_cache_dir()
+    origins = origins_of(config)  # this config's servers' rows, not another's of one name
     if config.router.store is None:
-        yield PinStore.local(cache_dir)
+        yield PinStore.local(cache_dir, origins)
         return
     from router.store.opening import open_store
 
     store = open_store(config)
     try:
-        yield PinStore.serving(store.pin_backend(), cache_dir)
+        yield PinStore.serving(store.pin_backend(), cache_dir, origins)
     finally:
         store.close()
 

@@ -3,8 +3,10 @@
 Two backends: one SQLite file in the cache folder (`router.pinning.sqlite`, one machine) and
 the shared store's table (`router.store.pins`, every replica of a `router.store`). Each only
 reads and writes rows; `PinStore` (`router.pinning.store`) decides, the same way for both.
-Every method blocks, and raises `StoreError` when the pins cannot be read or written: the
-caller fails closed (`router.pinning.Pinning`).
+Rows are keyed (origin, server, tool) (`RowKey`); origin "" is a row keyed by name alone, as
+every pin was before origins (`router.pinning.origin`). Every method blocks, and raises
+`StoreError` when the pins cannot be read or written: the caller fails closed
+(`router.pinning.Pinning`).
 """
 
 from __future__ import annotations
@@ -13,19 +15,24 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from router.pinning.decide import Pin, Seen, ToolKey
+from router.pinning.decide import Pin, RowKey, Seen
 
 
 class PinWriter(Protocol):
     """The pins under the backend's write lock (one writer at a time, fleet-wide)."""
 
-    def read(self) -> dict[ToolKey, Seen]: ...
+    def read(self) -> dict[RowKey, Seen]: ...
 
     def write(
-        self, key: ToolKey, print_: str, value: Mapping[str, Any], approved: bool, now: float
+        self, key: RowKey, print_: str, value: Mapping[str, Any], approved: bool, now: float
     ) -> None:
         """Record `print_` as the approved fingerprint of a tool first seen now, or as its
         pending one (a change, or a new tool that `strict` holds)."""
+        ...
+
+    def adopt(self, origin: str, server: str) -> None:
+        """Copy `server`'s rows keyed by name alone to `origin`, where it has none yet: the
+        pins recorded before origins apply to the entry of that name that reads them."""
         ...
 
 
@@ -40,7 +47,7 @@ class PinVersion(Protocol):
 
 
 class PinBackend(Protocol):
-    """One table of pins: a row per (server, tool)."""
+    """One table of pins: a row per (origin, server, tool)."""
 
     @property
     def kind(self) -> str:
@@ -56,17 +63,17 @@ class PinBackend(Protocol):
         """Whether anything could have been recorded (a file never made holds nothing)."""
         ...
 
-    def read(self) -> dict[ToolKey, Seen]: ...
+    def read(self) -> dict[RowKey, Seen]: ...
 
     def locked(self) -> AbstractContextManager[PinWriter]:
         """A transaction holding the write lock; committed when the block ends."""
         ...
 
-    def rows(self, key: ToolKey | None = None) -> list[Pin]:
-        """Every row by server and tool, or the one of `key`."""
+    def rows(self, server: str | None = None) -> list[Pin]:
+        """Every row (of every origin) by server and tool, or those of `server`."""
         ...
 
-    def approve(self, key: ToolKey, pending: str, now: float) -> bool:
+    def approve(self, key: RowKey, pending: str, now: float) -> bool:
         """Make the pending definition the approved one, if it is still `pending`; whether
         a row changed."""
         ...

@@ -20,6 +20,10 @@ Reason = Literal["changed", "new", "unverified"]
 """Why a tool is held: its definition changed since it was approved, (strict) it is a new
 tool of a server seen before, or the pins cannot be read, so its approval is not confirmed."""
 ToolKey = tuple[str, str]
+"""A tool as one config names it: (server, tool)."""
+RowKey = tuple[str, str, str]
+"""A pin's row: (origin, server, tool), the origin being what the server is
+(`router.pinning.origin`), so configs that give one name to different servers keep apart."""
 
 
 def definition(record: ToolRecord) -> dict[str, Any]:
@@ -72,6 +76,8 @@ class Pin:
     pending_definition: dict[str, Any] | None
     first_seen: float
     changed_at: float | None
+    origin: str = ""
+    """What the server is (`router.pinning.origin`); "" for a row keyed by name alone."""
 
     @property
     def name(self) -> str:

@@ -27,7 +27,7 @@ from router.core.changes import Changes
 from router.core.errors import EmbeddingError, InvalidParams
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
-from router.pinning import Pinning, PinStore
+from router.pinning import Pinning, PinStore, origins_of
 from router.retrieval.rerank import Reranker
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
@@ -126,6 +126,7 @@ async def _router_state(
     changes = Changes()
     current = Settings.from_config(config)  # what handlers read; a reload swaps another in
     ranking = dataclasses.replace(DEFAULT, step_weight=STEP_WEIGHT if settings.steps else 0.0)
+    pins = PinStore.serving(store.pin_backend(), cache_dir, origins_of(config))  # by origin
     index = LiveIndex(
         embedder,
         store,
@@ -139,7 +140,7 @@ async def _router_state(
             settings.pinning,
             # with a shared store, the fleet's pins: no replica trusts on first use
             # what another saw (router.store.pins)
-            PinStore.serving(store.pin_backend(), cache_dir) if settings.pinning != "off" else None,
+            pins if settings.pinning != "off" else None,
             config.source,
         ),
     )

@@ -37,6 +37,7 @@ from anyio.abc import TaskStatus
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.config.diff import ConfigDiff, config_diff
 from router.core.errors import ConfigError
+from router.pinning.origin import origins_of
 from router.server.lifecycle.settings import Settings, served
 
 if TYPE_CHECKING:
@@ -156,6 +157,15 @@ class ConfigReload:
             upstream = state.pool.upstreams.get(name)
             if upstream is None or not upstream.tools:  # not lazy from a cached listing
                 state.index.remove(name)
+        pins = state.index.pinning.store
+        if pins is not None and (diff.added or diff.restarted):
+            # Pins are keyed by what each server is (router.pinning.origin): the new
+            # entries' keys apply once the old tools left, so no old tool is recorded as
+            # the new server's; the rebuild decides the tools again under them.
+            pins.serve(origins_of(config))
+            state.index.reconfigure(
+                settings.pins, settings.policy, settings.names, settings.transforms
+            )
         if diff.added or diff.restarted:
             # A search now waits for the new upstreams as one at start does.
             budget = config.router.timeouts.connect or DEFAULT_CONNECT_TIMEOUT

@@ -50,6 +50,10 @@ class SearchAnswer:
     view: View
     fit: Fit
     """Whether the best result fits the request, or none does (`router.retrieval.fit`)."""
+    held_count: int = 0
+    """Every tool tool pinning holds that the view may see, matched or not: not searched."""
+    approve: str = ""
+    """The command that releases a held tool (`mcp-router tools approve SERVER/TOOL ...`)."""
 
     @property
     def servers(self) -> tuple[tuple[str, str | None], ...]:
@@ -103,6 +107,8 @@ async def search(
     )
     snapshot = searcher.index.snapshot
     indexed = len(snapshot.catalog) - len(visibility.hidden(snapshot, view))
+    held_count = sum(visibility.permits(view, h.record) for h in snapshot.held.values())
+    pinning = searcher.index.pinning
     floor = snapshot.retriever.match_floor if snapshot.retriever is not None else None
     return SearchAnswer(
         query,
@@ -114,4 +120,6 @@ async def search(
         snapshot,
         view,
         judge(results, floor),
+        held_count,
+        pinning.command("approve", "SERVER/TOOL"),
     )

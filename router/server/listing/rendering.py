@@ -61,6 +61,8 @@ def structured_results(answer: SearchAnswer) -> dict[str, Any]:
     return {
         "query": answer.query,
         "indexed": answer.indexed,
+        # tools tool pinning holds, not searched: `approve` releases one
+        "heldCount": answer.held_count,
         "close": sum(1 for r in results if is_close(answer, r)),
         "match": fit_object(answer),
         "maxK": MAX_K,
@@ -108,7 +110,7 @@ def text_results(answer: SearchAnswer) -> str:
     query, results, coverage, total = answer.query, answer.results, answer.coverage, answer.indexed
     if not results:
         searched = "so far " if coverage.unsearched else ""
-        lines = [f'No tools are indexed {searched}to search for "{query}".']
+        lines = [f'No tools are indexed {searched}to search for "{query}".{held_count(answer)}']
     else:
         more = (
             f" Ask again with a larger k (up to {MAX_K}) for more."
@@ -116,8 +118,8 @@ def text_results(answer: SearchAnswer) -> str:
             else ""
         )
         lines = [
-            f'The {len(results)} best of {total} tools for "{query}", best first.{more} '
-            "Call one with call_tool(name, arguments), or directly by name:"
+            f'The {len(results)} best of {total} tools for "{query}", best first.{more}'
+            f"{held_count(answer)} Call one with call_tool(name, arguments), or directly by name:"
         ]
         lines.extend(weak_lines(answer))
         for r in results:
@@ -136,6 +138,20 @@ def text_results(answer: SearchAnswer) -> str:
         lines.append("")
         lines.extend(notes)
     return "\n".join(lines)
+
+
+def held_count(answer: SearchAnswer) -> str:
+    """The count's sentence (" N more are held ..."): tool pinning keeps them out of every
+    search, so a missing tool has a reason the model can pass on ("" when none is held)."""
+    count = answer.held_count
+    if not count:
+        return ""
+    tools = "tool is" if count == 1 else "tools are"
+    return (
+        f" {count} more {tools} held by tool pinning (changed since approved, or not yet "
+        f"approved) and not searched until a person approves them: `{answer.approve}` "
+        "(`mcp-router tools review` shows each change)."
+    )
 
 
 def held_objects(held: Sequence[HeldTool]) -> list[dict[str, str]]:

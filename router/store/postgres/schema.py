@@ -17,7 +17,9 @@ Tables:
   once across the fleet.
 - `mcp_router_pins` (since version 4): tool pinning's rows per namespace, one table for
   every replica (`router.store.pins`); each write takes the next `mcp_router_pins_version`,
-  whose highest value per namespace the replicas poll to learn of an approval.
+  whose highest value per namespace the replicas poll to learn of an approval. Since version
+  7 a row is keyed by the server's origin too (`router.pinning.origin`): the rows before it
+  have origin '' and are adopted by the first entry of that name that reads them.
 - `mcp_router_records` (since version 5): small values by (namespace, kind, key) that every
   replica reads alike (`router.store.shared_records`): upstream OAuth credentials (`auth`),
   lazy upstreams' listings (`listings`).
@@ -41,7 +43,7 @@ from router.core.errors import StoreError
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MIGRATION_LOCK = 0x6D63_7072_0001  # "mcpr" + 1: one advisory-lock key for schema changes
 
@@ -136,6 +138,11 @@ MIGRATIONS: dict[int, tuple[str | Step, ...]] = {
             tokens double precision NOT NULL,
             stamp double precision NOT NULL,
             PRIMARY KEY (namespace, principal, scope))""",
+    ),
+    7: (
+        "ALTER TABLE mcp_router_pins ADD COLUMN origin text NOT NULL DEFAULT ''",
+        "ALTER TABLE mcp_router_pins DROP CONSTRAINT mcp_router_pins_pkey",
+        "ALTER TABLE mcp_router_pins ADD PRIMARY KEY (namespace, origin, server, tool)",
     ),
 }
 
