@@ -40,14 +40,27 @@ class Demand:
     @contextmanager
     def using(self) -> Iterator[None]:
         """Around every request: in use while inside, and the idle time counts from its end."""
-        self.in_flight += 1
-        self._activity.notify()
+        done = self.hold()
         try:
             yield
         finally:
-            self.in_flight -= 1
-            self._last_used = anyio.current_time()
-            self._activity.notify()
+            done()
+
+    def hold(self) -> Callable[[], None]:
+        """In use until the returned function is called (once; later calls do nothing)."""
+        self.in_flight += 1
+        self._activity.notify()
+        held = True
+
+        def done() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.in_flight -= 1
+                self._last_used = anyio.current_time()
+                self._activity.notify()
+
+        return done
 
     def need(self) -> None:
         """A request needs the upstream running: wake the parked owner task."""
@@ -87,7 +100,8 @@ class Demand:
         timeouts: EffectiveTimeouts,
     ) -> None:
         """A request found the lazy upstream not running: wake the parked owner task (one
-        start for any number of requests) and wait for it, at most the connect timeout.
+        start for any number of requests) and wait for it, at most the connect timeout,
+        until `running` (the upstream's: connected, and what it listed handed on).
         Nothing happens for an upstream that is not one to start so (eager, or within the
         backoff of a failed start): the request then fails as while it is down.
 

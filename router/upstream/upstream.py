@@ -120,6 +120,7 @@ class Upstream:
         self._watches = ResourceWatches(name)
         self._stderr = StderrTail()
         self._lost: str | None = None
+        self._handed_on: Client | None = None  # the client whose listing went to the index
         self._demand = Demand(name, lazy=lazy, idle=self.timeouts.idle)
         self._listings = listings
         self._known = KnownListing(name, self._filter, server.description)
@@ -275,11 +276,9 @@ class Upstream:
     ) -> _T:
         """Send on the live connection with the call timeout (pushed back by progress with
         a `clock`); map failures to `UpstreamError`s (`router.upstream.failures`). A lazy
-        upstream that is not running is started first."""
+        upstream that is not running is started first (`wake`)."""
         with self._demand.using():
-            if self._client is None and self._known.known:
-                running = lambda: self._client is not None  # noqa: E731
-                await self._demand.start(self._health, self._changed, running, self.timeouts)
+            await self._started()
             client, ended = self._client, self._ended
             if client is None:
                 raise UpstreamUnavailable(self.name, self._health.why_down())
@@ -305,6 +304,26 @@ class Upstream:
                 if isinstance(exc, MCPError) and (ended.is_set() or self._client is not client):
                     raise UpstreamUnavailable(self.name, f"{what}: connection lost") from exc
                 raise
+
+    async def wake(self) -> bool:
+        """Start a lazy upstream that is not running, as a request would, and return once what
+        it lists now is handed on (`on_tools_changed`), for a call to decide on (tool pinning):
+        whether it had to start. `UpstreamUnavailable` if it did not start."""
+        with self._demand.using():
+            return await self._started()
+
+    def keep_running(self) -> Callable[[], None]:
+        """In use until the returned function is called: not stopped, then started unchecked."""
+        return self._demand.hold()
+
+    async def _started(self) -> bool:
+        if self._live() or not self._known.known:
+            return False
+        await self._demand.start(self._health, self._changed, self._live, self.timeouts)
+        return self._live()
+
+    def _live(self) -> bool:
+        return self._client is not None and self._handed_on is self._client
 
     async def roots_changed(self) -> None:
         """Tell the upstream that the host's roots changed, so it asks `roots/list` again
@@ -437,12 +456,13 @@ class Upstream:
         known = self._known
         if self._listings is not None and known.raw is not None and not known.from_cache:
             await self._listings.save(self.name, self.server, known.raw)
-        if self._on_tools_changed is None:
-            return
         try:
-            await self._on_tools_changed(self.name, known.tools)
+            if self._on_tools_changed is not None:
+                await self._on_tools_changed(self.name, known.tools)
         except Exception:
             logger.exception("upstream %s: the tools-changed callback failed", self.name)
+        self._handed_on = self._client
+        self._changed.notify()  # a lazy start waits for this (`_started`)
 
     async def _serve(self, client: Client, relisting: Relisting, ended: anyio.Event) -> None:
         """Re-list on change notifications until the connection ends (or `restart`)."""

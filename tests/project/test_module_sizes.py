@@ -16,7 +16,7 @@ are each one concept near 350-380 lines."""
 
 EXCEPTIONS: Mapping[str, tuple[int, str]] = {
     "upstream/upstream.py": (
-        480,
+        500,
         "the owner task and the requests other tasks send through it share one private "
         "state, the live client and its end event, which only the owner task may swap; "
         "what their failures become (failures.py), re-listing (relisting.py), health "

@@ -4,8 +4,9 @@ Usage: `lazy.py STATE_DIR`. On start it appends its pid to STATE_DIR/pids (flush
 reads a request), then exits with status 3 if STATE_DIR/broken exists: a server that no
 longer starts. Its tools are read from STATE_DIR/tools.json at start, a list of
 `{"name", "description"}` (default: one tool, `ping_me`); each takes `text` and answers
-"NAME from PID: TEXT". The command line stays the same whatever the files say, so the
-router's cached listing of it stays valid while its tools change.
+"NAME from PID: TEXT", after appending "NAME TEXT" to STATE_DIR/calls (so a test sees which
+calls ran). The command line stays the same whatever the files say, so the router's cached
+listing of it stays valid while its tools change.
 """
 
 import json
@@ -51,6 +52,8 @@ def main() -> None:
             result = {"tools": tools}
         elif method == "tools/call":
             text = (params.get("arguments") or {}).get("text", "")
+            with (state / "calls").open("a", encoding="utf-8") as calls:
+                calls.write(f"{params.get('name')} {text}\n")
             answer = f"{params.get('name')} from {os.getpid()}: {text}"
             result = {"content": [{"type": "text", "text": answer}], "isError": False}
         elif method == "ping":
