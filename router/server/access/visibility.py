@@ -6,6 +6,9 @@ handler in the sender's context) and the REST ones alike. Without identities it 
 
 Which catalog positions a view hides is computed once per snapshot and view, and kept for
 the current snapshot only, for at most `MAX_VIEWS` views (a few profiles make few views).
+On top of that, whatever the view, a per-user server's tools that the acting principal's own
+connection does not list are hidden from it (`router.upstream.personal.own_tools`): they are
+another principal's, read afresh at each request.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from router.policy.rules import ToolPolicy
 from router.server.access.endpoint import requested_endpoint
 from router.server.listing.index import Snapshot
 from router.shaping.endpoints import EndpointFilter, endpoint_filters
+from router.upstream.personal.own_tools import OwnTools
 
 MAX_VIEWS = 64
 MAX_GROUPS = 256
@@ -69,6 +73,9 @@ class Visibility:
         self.operators = operators or OperatorRule()
         self.identities = identities
         """Whether the front verifies identities (`router.http.oauth`)."""
+        self.personal = OwnTools()
+        """Which per-user servers' tools the acting principal is shown: none is per-user
+        until the `RouterState` serving these settings binds it to its pool."""
         self._hidden: OrderedDict[tuple[int, View], frozenset[int]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -94,6 +101,16 @@ class Visibility:
         return view if endpoint is None else dataclasses.replace(view, endpoint=endpoint)
 
     def permits(self, view: View, record: ToolRecord) -> bool:
+        """Whether `view` is shown `record` (listed, searched, suggested): what it may call,
+        less another principal's tools of a per-user server."""
+        if self.personal.hides(record.server, record.called_as):
+            return False
+        return self.permits_call(view, record)
+
+    def permits_call(self, view: View, record: ToolRecord) -> bool:
+        """Whether `view` may call `record`. A per-user server's tool is callable by a
+        principal whose own connection has not listed it: its upstream checks the call
+        against that listing once the connection is up (a first call signs the caller in)."""
         if view.endpoint is not None:
             found = self.endpoints.get(view.endpoint)
             if found is None or not found.permits(record):  # an endpoint gone: nothing
@@ -127,6 +144,14 @@ class Visibility:
     def hidden(self, snapshot: Snapshot, view: View) -> frozenset[int]:
         """The catalog positions `view` may not see (blocking at a large catalog's first
         ask: call it from a worker thread there)."""
+        found = self._hidden_by(snapshot, view)
+        catalog = snapshot.catalog
+        others = [catalog.by_key(server, tool) for server, tool in self.personal.hidden()]
+        positions = {catalog.position(r.qualified_name) for r in others if r is not None}
+        return found | positions if positions else found
+
+    def _hidden_by(self, snapshot: Snapshot, view: View) -> frozenset[int]:
+        """What `view`'s profiles and endpoint hide, kept per snapshot and view."""
         if view.unrestricted:
             return frozenset()
         key = (snapshot.generation, view)
@@ -138,7 +163,7 @@ class Visibility:
         found = frozenset(
             position
             for position, record in enumerate(snapshot.catalog.records)
-            if not self.permits(view, record)
+            if not self.permits_call(view, record)  # the same for every principal of `view`
         )
         with self._lock:
             # only the current snapshot is asked about: older generations go

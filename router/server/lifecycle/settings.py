@@ -125,7 +125,7 @@ def authorize_call(settings: Settings, view: View, record: ToolRecord) -> Ruling
         ToolNotFound: The view does not see the tool: for this caller it does not exist.
         ToolDenied: `router.policy` denies it (naming the rule).
     """
-    if not settings.visibility.permits(view, record):
+    if not settings.visibility.permits_call(view, record):
         raise ToolNotFound(record.qualified_name)
     ruling = settings.policy.rule_for(record)
     if ruling.verdict is Verdict.DENY:

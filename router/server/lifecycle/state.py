@@ -102,6 +102,7 @@ class RouterState:
     """Endpoints' pinned tools, by snapshot generation and pins (at most `MAX_PIN_SETS`)."""
 
     def __post_init__(self) -> None:
+        self.config_settings.visibility.personal.serve(self.pool.upstreams)
         self.searcher = Searcher(
             self.index, self.readiness, self.connections, self.metrics, self._settings
         )
@@ -126,6 +127,8 @@ class RouterState:
 
     @settings.setter
     def settings(self, settings: Settings) -> None:
+        # what the per-user upstreams' connections list decides what each principal is shown
+        settings.visibility.personal.serve(self.pool.upstreams)
         self.config_settings = settings
 
     def _settings(self) -> Settings:

@@ -68,7 +68,7 @@ class ToolNames:
         visibility = settings.visibility
         view = visibility.view()
         record = snapshot.catalog.get(name)
-        if record is not None and visibility.permits(view, record):
+        if record is not None and visibility.permits_call(view, record):
             return record  # the call's own ruling is `authorize_call`'s
         if record is not None:
             raise ToolNotFound(name, self.suggestions(name, view) if suggest else ())

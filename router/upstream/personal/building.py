@@ -19,6 +19,7 @@ from router.store.records import Records
 from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.personal.accounts import how_personal
 from router.upstream.personal.acting import Acting
+from router.upstream.personal.child import ChildHooks, Kept, SignedIn
 from router.upstream.personal.credentials import (
     PersonalAuth,
     PersonalPlace,
@@ -27,7 +28,7 @@ from router.upstream.personal.credentials import (
     sealed_records,
 )
 from router.upstream.personal.pending import PendingSignIns
-from router.upstream.personal.upstream import ChildHooks, Kept, PersonalUpstream, SignedIn
+from router.upstream.personal.upstream import PersonalUpstream
 from router.upstream.state import UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
 

@@ -19,8 +19,9 @@ What a connection lists is its principal's alone: its resources, templates and p
 served to that principal only (`listing`), and it is kept sealed under that principal's key
 (`router.upstream.personal.building`), read back when that principal's connection opens
 again; never as the shared cached listing. The index holds every tool a connection open in
-this process listed (before any has, the one tool `sign_in`, `SIGN_IN_TOOL`, which signs the
-caller in), while a call is checked against the caller's own listing.
+this process listed, and always the tool `sign_in` (`SIGN_IN_TOOL`, which signs the caller
+in); each principal lists, searches and calls only those its own connection lists
+(`own_tools`, read by `router.upstream.personal.own_tools`), and `sign_in`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TypeVar
 
 import anyio
@@ -42,59 +43,27 @@ from mcp.shared.dispatcher import ProgressFnT
 from router.config import RemoteServer
 from router.config.personal import PersonalSettings
 from router.core.catalog import EMPTY_OBJECT_SCHEMA, ToolSpec
-from router.core.changes import Changes
 from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
 from router.upstream.failures import ProgressClock
-from router.upstream.listing.cache import CachedListing
 from router.upstream.listing.fetch import Listing
 from router.upstream.listing.known import KnownListing
 from router.upstream.personal.acting import Acting, current_acting
+from router.upstream.personal.child import (
+    SIGN_IN_ONLY,
+    SIGN_IN_TOOL,
+    Child,
+    ChildHooks,
+    Kept,
+    MakeChild,
+    SignedIn,
+)
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-SIGN_IN_TOOL = "sign_in"
-"""The stand-in tool of a per-user upstream whose tools no one has listed yet."""
-
-
-@dataclass(eq=False)
-class _Child:
-    """One principal's connection."""
-
-    acting: Acting
-    changed: Changes = field(default_factory=Changes)
-    upstream: Upstream | None = None
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    last_used: float = 0.0
-    busy: int = 0
-    url: str | None = None
-    """The authorization URL a person must open now, if the connection waits for one."""
-    link_only: str | None = None
-    """The URL the caller's host could not show: later calls name it too."""
-    tools: tuple[ToolSpec, ...] | None = None
-    """Its own listing, once it has listed."""
-    kept: KnownListing | None = None
-    """The listing it kept last time (sealed), until it lists."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChildHooks:
-    """What a principal's connection tells its per-user upstream."""
-
-    on_url: Callable[[str | None], None]
-    on_tools: ToolsChanged
-    on_status: Callable[[UpstreamStatus], None]
-    subject_token: Callable[[], str | None]
-
-
-MakeChild = Callable[[Acting, ChildHooks], Upstream]
-SignedIn = Callable[[Acting], Awaitable[bool]]
-"""Whether a principal's credentials are still stored (not revoked meanwhile)."""
-Kept = Callable[[Acting], Awaitable[CachedListing | None]]
-"""The listing a principal's connection kept last time, if any."""
 
 
 class PersonalUpstream(Upstream):
@@ -121,7 +90,7 @@ class PersonalUpstream(Upstream):
         self._settings = settings
         self._hint = hint
         self._on_tools = on_tools
-        self._children: OrderedDict[str, _Child] = OrderedDict()
+        self._children: OrderedDict[str, Child] = OrderedDict()
         self._group: anyio.abc.TaskGroup | None = None
         self._running = anyio.Event()
         self._union: tuple[ToolSpec, ...] | None = None
@@ -130,7 +99,16 @@ class PersonalUpstream(Upstream):
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
-        return self._union if self._union is not None else (self._stand_in,)
+        union = self._union or ()
+        has_own = any(tool.name == SIGN_IN_TOOL for tool in union)
+        return union if has_own else (self._stand_in, *union)
+
+    def own_tools(self) -> frozenset[str]:
+        """The tools the acting principal is shown: those its own connection lists (or
+        kept, until it lists), and `sign_in`; only `sign_in` without a connection."""
+        acting = current_acting()
+        child = self._children.get(acting.key) if acting is not None else None
+        return child.own if child is not None else SIGN_IN_ONLY
 
     @property
     def _stand_in(self) -> ToolSpec:
@@ -214,7 +192,7 @@ class PersonalUpstream(Upstream):
             return await child.upstream.request(what, send, clock)
 
     @asynccontextmanager
-    async def _usable(self) -> AsyncIterator[_Child]:
+    async def _usable(self) -> AsyncIterator[Child]:
         """The acting principal's connection, up (signed in first if need be)."""
         acting = current_acting()
         if acting is None:
@@ -231,7 +209,7 @@ class PersonalUpstream(Upstream):
             child.busy -= 1
             child.last_used = anyio.current_time()
 
-    async def _child_for(self, acting: Acting) -> _Child:
+    async def _child_for(self, acting: Acting) -> Child:
         child = self._children.get(acting.key)
         if child is not None:
             child.acting = acting  # its newest token (what token exchange spends)
@@ -243,7 +221,7 @@ class PersonalUpstream(Upstream):
             oldest = next(iter(self._children.values()))
             logger.info("upstream %s: closing the least recently used connection", self.name)
             self._close(oldest)
-        child = _Child(acting, last_used=anyio.current_time())
+        child = Child(acting, last_used=anyio.current_time())
         hooks = ChildHooks(
             on_url=lambda url: self._on_url(child, url),
             on_tools=lambda _name, tools: self._child_listed(child, tools),
@@ -260,9 +238,11 @@ class PersonalUpstream(Upstream):
             if kept is not None:
                 child.kept = KnownListing(self.name, self._filter, self.server.description)
                 child.kept.install(kept, from_cache=True)
+                if child.tools is None:
+                    child.own = SIGN_IN_ONLY | {tool.name for tool in child.kept.tools}
         return child
 
-    async def _unrevoked(self, child: _Child) -> _Child:
+    async def _unrevoked(self, child: Child) -> Child:
         """`child`, or a fresh connection where its credentials were revoked since it
         signed in (on another replica, or with `mcp-router auth revoke`): its tokens in
         memory must not outlive the record. One record read per request."""
@@ -275,19 +255,19 @@ class PersonalUpstream(Upstream):
         self._close(child)
         return await self._child_for(child.acting)
 
-    async def _run_child(self, child: _Child) -> None:
+    async def _run_child(self, child: Child) -> None:
         assert child.upstream is not None
         with child.scope:
             await child.upstream.run()
 
-    def _close(self, child: _Child) -> None:
+    def _close(self, child: Child) -> None:
         child.scope.cancel()
         if self._children.get(child.acting.key) is child:
             del self._children[child.acting.key]
         child.changed.notify()
         self._touch()
 
-    async def _until_up(self, child: _Child) -> None:
+    async def _until_up(self, child: Child) -> None:
         upstream = child.upstream
         assert upstream is not None
         limit = self.timeouts.connect + SIGN_IN_TIMEOUT
@@ -311,7 +291,7 @@ class PersonalUpstream(Upstream):
                 self.name, f"not up for this principal within {limit:.0f}s"
             ) from None
 
-    async def _ask_sign_in(self, child: _Child, url: str) -> None:
+    async def _ask_sign_in(self, child: Child, url: str) -> None:
         """Ask the caller's host to open `url`; return once the person accepted (the
         connection goes on when the browser comes back)."""
         host = self._host
@@ -338,12 +318,13 @@ class PersonalUpstream(Upstream):
         while child.url == url and child.upstream is not None:
             await child.changed.wait()  # the browser comes back: the attempt goes on
 
-    def _on_url(self, child: _Child, url: str | None) -> None:
+    def _on_url(self, child: Child, url: str | None) -> None:
         child.url = url
         child.changed.notify()
 
-    async def _child_listed(self, child: _Child, tools: tuple[ToolSpec, ...]) -> None:
+    async def _child_listed(self, child: Child, tools: tuple[ToolSpec, ...]) -> None:
         child.tools = tools
+        child.own = SIGN_IN_ONLY | {tool.name for tool in tools}
         child.changed.notify()
         names: dict[str, ToolSpec] = {}
         for each in self._children.values():
@@ -355,7 +336,7 @@ class PersonalUpstream(Upstream):
         self._union = union
         self._touch()
         if self._on_tools is not None:
-            await self._on_tools(self.name, union)
+            await self._on_tools(self.name, self.tools)
 
     # -- the owner task ------------------------------------------------------------------
 

@@ -153,7 +153,7 @@ async def test_after_a_restart_another_principal_never_gets_a_principals_own_lis
                     await _as_bob(front, provider)
                     again = await _sign_in(front, provider, "alice")  # hers are still hers
                     assert REVIEW.format(who="alice") in again["resources"], again
-                    # once a connection listed, sign_in gives way to the tools: bob calls one
+                    # bob calls a tool by name: that opens his own connection, which lists
                     bobs = await _sign_in(front, provider, "bob", "team__whoami")
                     own = {"resources": bobs["resources"], "prompts": bobs["prompts"]}
                     assert "alice" not in repr(own), own
