@@ -39,6 +39,11 @@ names it; `pyproject.toml` pins the tested minor release for the same reason.
    own store, can refuse a session before it is admitted (a principal's fair share), and
    hears every way a session ends (DELETE, idle timeout, crash, shutdown) to drop what was
    kept for it. The manager has no hook for any of these.
+8. `OAuthClientProvider.context.current_tokens` (with `update_token_expiry`): the tokens a
+   provider holds in memory, loaded once. Two connections of one upstream (a primary and
+   its handshake twin) have a provider each; when one signs in while the other waits
+   (`router.upstream.auth.refresh`: one sign-in at a time), `adopt_tokens` gives the waiting
+   one the new tokens, so it does not sign in a second time. There is no public setter.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.client._transport import TransportStreams
 from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.auth import OAuthToken
 
 if TYPE_CHECKING:  # the server side's modules load where they are used, not with the client's
     from mcp.server.connection import Connection
@@ -144,6 +150,18 @@ def with_envelope_rewrite(session: object, rewrite: Callable[[Envelope], None]) 
 
 
 _P = TypeVar("_P")
+
+
+def adopt_tokens(provider: object, tokens: OAuthToken) -> None:
+    """Make `provider` (an `OAuthClientProvider`) hold `tokens`, as if it had loaded them."""
+    context = getattr(provider, "context", None)
+    if context is None or not hasattr(context, "current_tokens"):
+        raise SdkInternalMissing(
+            "OAuthClientProvider.context.current_tokens",
+            "a connection that waited for another's sign-in uses its tokens",
+        )
+    context.current_tokens = tokens
+    context.update_token_expiry(tokens)
 
 
 def restore_expiry_on_load(provider: _P) -> _P:

@@ -32,14 +32,13 @@ from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.upstreams import ConnectionAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.connection.capabilities import carry_host_capabilities
-from router.upstream.connection.eras import HostEra
+from router.upstream.connection.eras import HostEra, mirrored_mode
 from router.upstream.connection.host_requests import HostCallbacks, HostRequests, tell_roots_changed
 from router.upstream.connection.inbound import log_callback, message_handler
 from router.upstream.connection.liveness import watch as watch_liveness
 from router.upstream.connection.negotiation import (
     ProtocolMemory,
     adopt_discover,
-    choose_mode,
     negotiated_mode,
     upstream_key,
 )
@@ -369,11 +368,7 @@ class Upstream:
         """One connection from spawn to its end; returns why it ended (None: idle)."""
         key = upstream_key(self.name, self.server)
         setting, remembered = self.server.connect_mode, self._memory.recall(key)
-        mode, mirrored = (
-            await self._era.connect_mode(setting, remembered)
-            if self._era is not None
-            else (choose_mode(setting, remembered), False)
-        )
+        mode, mirrored = await mirrored_mode(self._era, setting, remembered, key)
         ended = self._ended = anyio.Event()
         self._stderr.clear()  # this connection's own lines only
         self._lost = None
@@ -426,6 +421,8 @@ class Upstream:
                 return connect_timeout(self.name, phase, self.timeouts.connect)
             if mode != self.server.connect_mode and is_protocol_failure(exc):
                 await self._memory.forget(key)  # what worked before failed: probe afresh
+            if mirrored and self._era and self._era.refused(key, phase, exc):
+                return await self._connect_and_serve()  # 2026-07-28 only: its era, at once
             return exc
         if deadline.cancelled_caught:
             return connect_timeout(self.name, phase, self.timeouts.connect)

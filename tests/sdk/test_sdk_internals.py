@@ -158,6 +158,11 @@ async def test_an_oauth_provider_still_loads_tokens_in_initialize() -> None:
     assert provider.context.token_expiry_time is not None
     with pytest.raises(sdk_internals.SdkInternalMissing, match=r"_initialize"):
         sdk_internals.restore_expiry_on_load(object())
+    fresh = OAuthToken(access_token="b", token_type="Bearer", expires_in=3600)
+    sdk_internals.adopt_tokens(provider, fresh)  # item 8: another connection's sign-in
+    assert provider.context.current_tokens == fresh and provider.context.is_token_valid()
+    with pytest.raises(sdk_internals.SdkInternalMissing, match=r"current_tokens"):
+        sdk_internals.adopt_tokens(object(), fresh)
 
 
 async def test_a_session_manager_still_admits_and_discards_sessions_through_two_methods() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import (
@@ -144,16 +145,19 @@ def upstream_auth(
     sign_in: SignIn,
     redirect: Redirect,
     client_files: TokenFiles | None = None,
+    gate: anyio.Lock | None = None,
 ) -> httpx2.Auth | None:
     """The auth flow for `server`'s HTTP client; None where tokens must not be sent. Its
-    refreshes take the credentials record's lock (`SharedRefresh`). `client_files`: where
-    the registered client is kept when it is not `files` (a per-user record's)."""
+    refreshes take the credentials record's lock (`SharedRefresh`), its sign-ins `gate`
+    (shared by the connections of one upstream, or of one principal's: one at a time).
+    `client_files`: where the registered client is kept when it is not `files` (a per-user
+    record's)."""
     if has_static_authorization(server) or not may_carry_tokens(server.url):
         return None
     _quiet_sdk_flow_log()
     oauth = server.oauth or OAuthSettings()
     if oauth.grant == "client_credentials":
-        return SharedRefresh(_client_credentials(server, files, oauth), files)
+        return SharedRefresh(_client_credentials(server, files, oauth), files, gate)
     method = oauth.token_endpoint_auth_method or (
         "client_secret_basic" if oauth.client_secret else "none"
     )
@@ -187,7 +191,7 @@ def upstream_auth(
         callback_handler=sign_in.callback,
         client_metadata_url=oauth.client_metadata_url,
     )
-    return SharedRefresh(restore_expiry_on_load(provider), files)
+    return SharedRefresh(restore_expiry_on_load(provider), files, gate)
 
 
 def _client_credentials(

@@ -20,6 +20,12 @@ an advisory lock in the shared store, `flock` on one machine) and re-reads the r
 The lock is held until the flow has stored what the grant brought (its `set_tokens`, written
 through the held lock) and moved on to the request it authenticates, so whoever takes the
 lock next reads the new token. Token values are compared, never logged.
+
+It also signs in one connection at a time (`gate`: one per upstream, and per principal for a
+per-user upstream). A primary connection and its handshake twin have a provider each, and
+both meet the server's 401 at once: the second waits while the first signs in (one prompt,
+one loopback listener, one `state` in flight), then retries with the tokens the first
+stored (`adopt_tokens`) and signs in itself only if the server refuses those too.
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.to_thread
 import httpx2
+from mcp.shared.auth import OAuthToken
 
+from router.sdk.internals import adopt_tokens
 from router.store.records import Held
 from router.upstream.auth.storage import TokenFiles, expires_at, tokens_of
 
@@ -52,13 +60,26 @@ def refresh_token_of(request: httpx2.Request) -> str | None:
     return form.get("refresh_token") if form.get("grant_type") == "refresh_token" else None
 
 
+def asks_sign_in(response: httpx2.Response) -> bool:
+    """Whether the SDK's flow answers `response` with a sign-in (401, or a step-up 403)."""
+    if response.status_code == 401:
+        return True
+    challenge = response.headers.get("www-authenticate", "")
+    return response.status_code == 403 and "insufficient_scope" in challenge
+
+
 class SharedRefresh(httpx2.Auth):
     """`provider` (one of the SDK's OAuth providers), its refresh grants made under the lock
-    of the credentials record in `files`."""
+    of the credentials record in `files`, its sign-ins one at a time under `gate`."""
 
-    def __init__(self, provider: httpx2.Auth, files: TokenFiles) -> None:
+    def __init__(
+        self, provider: httpx2.Auth, files: TokenFiles, gate: anyio.Lock | None = None
+    ) -> None:
+        """`gate`: shared by every connection that signs in to the same record (None: this
+        provider's own)."""
         self._provider = provider
         self._files = files
+        self._gate = gate or anyio.Lock()
 
     def _tokens_in_use(self) -> str | None:
         """The access token the provider holds (the one it found expired)."""
@@ -70,12 +91,23 @@ class SharedRefresh(httpx2.Auth):
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = self._provider.async_auth_flow(request)
+        gated = False
         try:
             outgoing = await flow.__anext__()
             while True:
                 spent = refresh_token_of(outgoing) if outgoing is not request else None
                 if spent is None:
+                    if outgoing is request and gated:
+                        self._gate.release()  # signed in: the request goes again
+                        gated = False
                     response = yield outgoing
+                    if outgoing is request and asks_sign_in(response):
+                        await self._gate.acquire()
+                        gated = True
+                        tokens = await self._signed_in_meanwhile(request)
+                        if tokens is not None:
+                            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+                            response = yield request
                     outgoing = await flow.asend(response)
                     continue
                 async with self._locked() as record, _holding(self._files, record):
@@ -92,7 +124,24 @@ class SharedRefresh(httpx2.Auth):
         except StopAsyncIteration:
             return
         finally:
+            if gated:
+                self._gate.release()
             await flow.aclose()
+
+    async def _signed_in_meanwhile(self, request: httpx2.Request) -> OAuthToken | None:
+        """The tokens another connection stored since `request` went out (it signed in
+        while this one waited), now this provider's too; None: none newer."""
+        data = await anyio.to_thread.run_sync(self._files.read)
+        tokens = tokens_of(data)
+        if tokens is None or not tokens.access_token:
+            return None
+        if request.headers.get("authorization") == f"Bearer {tokens.access_token}":
+            return None
+        expiry = expires_at(data)
+        if expiry is not None and expiry - time.time() <= REUSE_MARGIN:
+            return None
+        adopt_tokens(self._provider, tokens)
+        return tokens
 
     async def _decide(
         self, grant: httpx2.Request, spent: str

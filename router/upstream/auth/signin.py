@@ -22,7 +22,7 @@ import mcp_types as types
 from mcp.shared.auth import AuthorizationCodeResult
 
 from router.core.errors import SignInNeeded
-from router.upstream.auth.callback import LoopbackCallback, listening
+from router.upstream.auth.callback import LoopbackCallback, listening, state_of
 from router.upstream.connection.host_requests import HostRequests
 
 logger = logging.getLogger(__name__)
@@ -70,8 +70,11 @@ class BrowserSignIn:
         self._listener = listener
         self._open_browser = open_browser
         self._show = show
+        self._state: str | None = None
 
     async def redirect(self, authorization_url: str) -> None:
+        self._state = _expected_state(self.upstream, authorization_url)
+        self._listener.expect(self._state)
         opened = False
         if self._open_browser:
             opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
@@ -81,8 +84,18 @@ class BrowserSignIn:
             logger.info("opened the browser to sign in to %s", self.upstream)
 
     async def callback(self) -> AuthorizationCodeResult:
+        if self._state is None:
+            raise SignInNeeded(self.upstream, "no authorization URL was shown")
         with anyio.fail_after(SIGN_IN_TIMEOUT):
-            return await self._listener.result()
+            return await self._listener.result(self._state)
+
+
+def _expected_state(upstream: str, authorization_url: str) -> str:
+    """The state the redirect of this flow must carry (the SDK puts one in every URL)."""
+    state = state_of(authorization_url)
+    if state is None:
+        raise SignInNeeded(upstream, "the authorization URL carries no state")
+    return state
 
 
 OUT_OF_CALL_PROMPT_INTERVAL = 600.0
@@ -131,7 +144,9 @@ class HostSignIn:
                 elicitation_id=secrets.token_urlsafe(16),
             )
         )
+        state = _expected_state(self.upstream, url)
         async with listening(self._port) as listener:
+            listener.expect(state)
             answer = await self._host.ask(
                 self.upstream, request, types.ElicitResult, SIGN_IN_TIMEOUT
             )
@@ -146,4 +161,4 @@ class HostSignIn:
                 outcome = "declined" if answer.action == "decline" else "cancelled"
                 raise SignInNeeded(self.upstream, f"the sign-in was {outcome}; {self._hint}")
             with anyio.fail_after(SIGN_IN_TIMEOUT):
-                return await listener.result()
+                return await listener.result(state)

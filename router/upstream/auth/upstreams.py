@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+import anyio
 import httpx2
 
 from router.config import RemoteServer
@@ -63,6 +64,7 @@ class UpstreamAuth:
         self.files = token_files(cache_dir, server, records)
         self.hint = hint
         self._last_prompt = [-math.inf]
+        self._gate = anyio.Lock()  # one sign-in at a time: the primary's and its twin's
 
     async def for_connection(
         self,
@@ -76,4 +78,4 @@ class UpstreamAuth:
             if host is not None
             else NoSignIn(self.name, self.hint)
         )
-        return upstream_auth(self.server, self.files, sign_in, Redirect(port))
+        return upstream_auth(self.server, self.files, sign_in, Redirect(port), gate=self._gate)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 
 from router.config import RemoteServer, RouterConfig
@@ -111,6 +112,7 @@ class PersonalAuth:
             if server.oauth.grant == "token-exchange"
             else None
         )
+        self._gate = anyio.Lock()  # this principal's sign-ins, one at a time
 
     async def for_connection(
         self,
@@ -125,4 +127,4 @@ class PersonalAuth:
         )
         redirect = Redirect(0, front=self._place.redirect_uri)
         client = None if self.server.oauth and self.server.oauth.client_id else self._client
-        return upstream_auth(self.server, self.files, sign_in, redirect, client)
+        return upstream_auth(self.server, self.files, sign_in, redirect, client, self._gate)

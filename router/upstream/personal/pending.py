@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -30,7 +29,7 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from router.core.errors import SignInNeeded
 from router.store.records import Records
-from router.upstream.auth.callback import SignInRefused
+from router.upstream.auth.callback import SignInRefused, state_of
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
 
 logger = logging.getLogger(__name__)
@@ -144,11 +143,6 @@ class PendingSignIns:
             waiting.refusal = str(error or "no authorization code")
         self.forget(state)
         waiting.arrived.set()
-
-
-def state_of(authorization_url: str) -> str | None:
-    values = parse_qs(urlsplit(authorization_url).query).get("state")
-    return values[0] if values else None
 
 
 class FrontSignIn:

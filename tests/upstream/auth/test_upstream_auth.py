@@ -537,10 +537,32 @@ async def test_the_callback_port_is_free_again_after_a_sign_in_that_failed() -> 
                 raise RuntimeError("the host could not be asked")
     async with listening(port) as callback, httpx2.AsyncClient(timeout=10) as http:
         with anyio.fail_after(10):
+            callback.expect("s")
             page = await http.get(f"http://127.0.0.1:{port}/callback?code=c0de&state=s")
-            result = await callback.result()
+            result = await callback.result("s")
     assert page.status_code == 200
     assert (result.code, result.state) == ("c0de", "s")
+
+
+async def test_each_redirect_goes_to_the_flow_of_its_state_and_a_stray_one_to_none() -> None:
+    """A connection that signs in twice on one listener (its authorization server changed)
+    gets the second flow's code in the second flow, never the first one's; a redirect with a
+    state nobody waits for, or one already used, changes nothing."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/callback"
+    async with listening(port) as callback, httpx2.AsyncClient(timeout=10) as http:
+        with anyio.fail_after(10):
+            callback.expect("first")
+            assert (await http.get(f"{base}?code=one&state=first")).status_code == 200
+            assert (await callback.result("first")).code == "one"
+            callback.expect("second")
+            replayed = await http.get(f"{base}?code=one&state=first")
+            stray = await http.get(f"{base}?code=forged&state=nobody")
+            assert (replayed.status_code, stray.status_code) == (400, 400)
+            assert b"unknown here" in stray.content
+            assert (await http.get(f"{base}?code=two&state=second")).status_code == 200
+            second = await callback.result("second")
+    assert (second.code, second.state) == ("two", "second")
 
 
 async def test_inspect_and_the_http_front_name_the_sign_in_an_upstream_needs(
