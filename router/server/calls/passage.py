@@ -4,7 +4,10 @@ passes (`router.server.calls.pipeline`), in the same order:
 
 1. resolve and authorize: the owner among the upstreams the caller may see
    (`visible_upstreams`, one rule for every surface: `Visibility.permits_server`); another
-   server's names are unknown (-32602), as ones that never existed;
+   server's names are unknown (-32602), as ones that never existed. A name refused so
+   spends one of its principal's refusals (`router.server.calls.refusals`), as a tool
+   call's unknown name does: past `refused_per_minute` every such request of that principal
+   is over quota (-32600) before anything is resolved, the first of the run on the trail;
 2. meter: the caller's quotas, in the buckets a tool call spends (`QuotaBook.admit`): one
    over its quota gets the tool call's text and `mcp-router/quota` data as an
    `OverQuotaError` (-32600), and the upstream is not reached;
@@ -23,10 +26,11 @@ import anyio.to_thread
 import mcp_types as types
 from pydantic import BaseModel
 
-from router.core.errors import OverQuotaError
+from router.core.errors import InvalidParams, OverQuotaError
 from router.policy.quotas import OverQuota, limits_for
 from router.server.access.authorization import current_access
 from router.server.calls import audit
+from router.server.calls.refusals import over_rate, refusals_of
 from router.server.calls.stages.meter import over_quota_result
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.settings import view_of
@@ -54,9 +58,20 @@ async def passed(
     ends upstream work (an unsubscribe), which a quota must never keep alive."""
     state = ctx.lifespan_context
     owner: list[str] = []
+    refusals = refusals_of(state) if metered else None  # an unsubscribe is never refused
+    over = refusals.over() if refusals is not None else None
+    if over is not None:
+        asked = audit.Request(ctx, kind, None, name, arguments)
+        quota = await over_rate(state, asked, over)
+        raise OverQuotaError(quota.message(), dict(over_quota_result(quota).meta or {}))
 
     async def run() -> _T:
-        server, target = await resolve()
+        try:
+            server, target = await resolve()
+        except InvalidParams:
+            if refusals is not None:
+                refusals.refused()
+            raise
         owner.append(server)
         admitted = await admit(state, server) if metered else None
         if isinstance(admitted, OverQuota):

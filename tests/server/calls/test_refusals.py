@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
+from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from router.config import parse_config
@@ -26,7 +30,7 @@ from router.config.quotas import DEFAULT_REFUSED_PER_MINUTE, Quota
 from router.core.errors import ConfigError
 from router.policy.refusals import MAX_PRINCIPALS, RefusalRate, refused_limit
 from router.server.http.auth.security import SecurityPolicy
-from tests.support.http_serving import http_front, streamable_client, until_ready
+from tests.support.http_serving import SCRIPTS, http_front, streamable_client, until_ready
 from tests.support.identity_provider import running_provider
 from tests.upstream.test_upstream_pool import config, script
 
@@ -149,3 +153,71 @@ async def test_a_flood_of_refused_calls_is_bounded_and_another_principal_goes_on
         ("bob", "ran"),
         ("bob", "denied"),
     ]
+
+
+def _asked(log: Path) -> list[str]:
+    """What reached the upstream for a request (not its connecting and listing)."""
+    asked = ("resources/read", "prompts/get", "completion/complete", "tools/call")
+    return [line for line in log.read_text("utf-8").splitlines() if line.startswith(asked)]
+
+
+@pytest.mark.processes
+async def test_unknown_resources_prompts_and_completions_spend_the_callers_refusals(
+    tmp_path: Path,
+) -> None:
+    """Reads, prompt gets and completions of unknown names are refused before `meter` as an
+    unknown tool is, and spend the same rate: past it, alice's read of a real resource, her
+    prompt get and her tool call are over quota and reach no upstream, one line on the trail
+    for the run; bob's read goes on."""
+    log, trail = tmp_path / "shop.log", tmp_path / "trail.jsonl"
+    shop = {"command": sys.executable, "args": [str(SCRIPTS / "storeroom.py"), str(log)]}
+    unknown: list[Callable[[Client, int], Awaitable[object]]] = [
+        lambda client, n: client.read_resource(f"shop://nope/{n}"),
+        lambda client, n: client.get_prompt(f"shop__nope{n}", {}),
+        lambda client, n: client.complete(
+            types.PromptReference(name=f"shop__nope{n}"), {"name": "sku", "value": ""}
+        ),
+    ]
+    async with running_provider() as provider:
+        cfg = config(
+            {"shop": shop},
+            cache_dir=str(tmp_path / "cache"),
+            http={"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+            quotas={"default": {"refused_per_minute": RATE}},
+            audit={"path": str(trail)},
+        )
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        alice = {"Authorization": f"Bearer {provider.token('alice', AUDIENCE)}"}
+        bob = {"Authorization": f"Bearer {provider.token('bob', AUDIENCE)}"}
+        async with http_front(cfg, policy) as front:
+            with anyio.fail_after(60):
+                await until_ready(front.state)
+                async with streamable_client(front.mcp, alice, mode="legacy") as client:
+                    codes = []
+                    for n in range(RATE):
+                        with pytest.raises(MCPError) as refused:
+                            await unknown[n % len(unknown)](client, n)
+                        codes.append(refused.value.error.code)
+                    before = _asked(log)
+                    over = []
+                    for ask in (
+                        lambda: client.read_resource("shop://config"),
+                        lambda: client.get_prompt("shop__restock", {"sku": "a"}),
+                    ):
+                        with pytest.raises(MCPError) as past:
+                            await ask()
+                        over.append(past.value.error)
+                    called = await client.call_tool("shop__count_stock", {})
+                    after = _asked(log)
+                async with streamable_client(front.mcp, bob, mode="legacy") as client:
+                    bobs = await client.read_resource("shop://config")
+
+    assert codes == [types.INVALID_PARAMS] * RATE  # unknown: refused, each spending one
+    assert [e.code for e in over] == [types.INVALID_REQUEST] * 2
+    assert all("refused_per_minute is 5" in e.message for e in over), over
+    assert called.is_error and "refused_per_minute" in called.content[0].text  # type: ignore[union-attr]
+    assert after == before  # nothing past the rate reached the upstream
+    alices = [r for r in lines(trail) if r["principal"]["sub"] == "alice"]
+    assert [r["outcome"] for r in alices][RATE:] == ["over-quota"]  # one line for the run
+    assert bobs.contents  # another principal's reads go on
+    assert _asked(log)[-1].startswith("resources/read")
