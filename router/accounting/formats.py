@@ -88,8 +88,14 @@ def to_mcp(tool: ToolRecord) -> JsonObject:
         entry["outputSchema"] = tool.output_schema
     if tool.annotations:
         entry["annotations"] = tool.annotations
+    meta: JsonObject = {}
     if tool.tags:
-        entry["_meta"] = {TAGS_META_KEY: list(tool.tags)}
+        meta[TAGS_META_KEY] = list(tool.tags)
+    ui = tool.shown_ui
+    if ui:  # MCP Apps: the tool's `ui://` resource under the URI the router lists
+        meta["ui"] = ui
+    if meta:
+        entry["_meta"] = meta
     return entry
 
 

@@ -106,6 +106,19 @@ class ToolRecord:
     shaping: Shaping | None = field(default=None, compare=False)
     """What the config's transform of this tool changed (`router.shaping`); None: the tool
     is as its upstream lists it."""
+    ui: JsonObject | None = field(default=None, compare=False)
+    """The upstream's own `_meta.ui` (MCP Apps, `router.core.apps`): its `ui://` resource,
+    who may see the tool; pinned with the rest of the definition."""
+    app_uri: str | None = field(default=None, compare=False)
+    """The `ui://` URI hosts are shown for the tool's resource, when another upstream shares
+    the upstream's own (`UiUris`); None: the upstream's own."""
+
+    @property
+    def shown_ui(self) -> JsonObject | None:
+        """`_meta.ui` as a host sees it: the resource under the URI the router lists."""
+        if self.ui is None or self.app_uri is None:
+            return self.ui
+        return {**self.ui, "resourceUri": self.app_uri}
 
     @property
     def called_as(self) -> str:
@@ -133,6 +146,8 @@ class ToolSpec:
     output_schema: JsonObject | None = None
     tags: tuple[str, ...] = ()
     shaping: Shaping | None = None
+    ui: JsonObject | None = None
+    """`_meta.ui` as the upstream gave it (`router.core.apps`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +197,7 @@ def make_records(
                 fingerprint=fingerprint_text(text),
                 tags=spec.tags,
                 shaping=spec.shaping,
+                ui=spec.ui,
             )
         )
     return tuple(records), naming

@@ -33,18 +33,24 @@ def definition(record: ToolRecord) -> dict[str, Any]:
     if record.shaping is not None:
         own = record.shaping.original
         schema = own.input_schema if isinstance(own.input_schema, dict) else None
-        return {
+        found = {
             "name": own.name,
             "description": own.description,
             "inputSchema": schema if schema is not None else dict(EMPTY_OBJECT_SCHEMA),
             "annotations": own.annotations or None,
         }
-    return {
-        "name": record.name,
-        "description": record.description,
-        "inputSchema": record.input_schema,
-        "annotations": record.annotations or None,
-    }
+    else:
+        found = {
+            "name": record.name,
+            "description": record.description,
+            "inputSchema": record.input_schema,
+            "annotations": record.annotations or None,
+        }
+    if record.ui:
+        # MCP Apps: which UI the tool renders and who may call it are part of what is
+        # approved; a tool without one hashes as before, so no pin moves at upgrade
+        found["ui"] = record.ui
+    return found
 
 
 def canonical(value: Mapping[str, Any]) -> str:

@@ -207,7 +207,8 @@ def _catalog(
     digest = digest_of(snapshot.catalog)
     if page.after is not None and page.after.digest != digest:
         raise CatalogChanged(page.after.generation, snapshot.generation)
-    hidden = state.settings.visibility.hidden(snapshot, page.view)
+    # a tool for an MCP app alone is the host's to call, not a tool list's
+    hidden = state.settings.visibility.hidden(snapshot, page.view) | snapshot.app_only
     if not page.view.unrestricted:
         seen = {r.server for position, r in enumerate(every) if position not in hidden}
         statuses = {name: status for name, status in statuses.items() if name in seen}

@@ -29,7 +29,7 @@ from router.core.errors import InvalidParams
 from router.server.access.authorization import visible_upstreams
 from router.server.calls.passage import passed
 from router.server.lifecycle.requests import Context, connection, is_modern
-from router.server.listing.routes import Routes, owner_of_uri, routes_of
+from router.server.listing.routes import Routes, app_uris, owner_of_uri, routes_of
 from router.server.results.limits import limit_prompt, limit_resource
 from router.upstream.connection.capabilities import for_host
 from router.upstream.connection.host_requests import InputAnswers
@@ -38,8 +38,12 @@ logger = logging.getLogger(__name__)
 
 
 def _routes(ctx: Context) -> Routes:
-    """The resources, templates and prompts of the upstreams the caller may see."""
-    return routes_of(visible_upstreams(ctx.lifespan_context.pool.upstreams))
+    """The resources, templates and prompts of the upstreams the caller may see; `ui://`
+    URIs as the tools name them (`router.server.listing.routes`)."""
+    state = ctx.lifespan_context
+    upstreams = state.pool.upstreams
+    apps = app_uris(state.snapshot.ui_uris, upstreams)
+    return routes_of(visible_upstreams(upstreams), apps)
 
 
 async def list_resources(
@@ -81,10 +85,20 @@ async def read_resource(
                 )
         if isinstance(result, types.InputRequiredResult):
             return result
+        if upstream_uri != uri:  # the contents under the URI the host asked for
+            result = _as_listed(result, upstream_uri, uri)
         limit = ctx.lifespan_context.settings.result_tokens_for(owner)
         return await limit_resource(result, uri, limit)
 
     return await passed(ctx, "resource-read", uri, {"uri": uri}, resolve, forward)
+
+
+def _as_listed(result: types.ReadResourceResult, own: str, listed: str) -> types.ReadResourceResult:
+    """A read's contents named by the URI the router lists (an app's `_meta.ui` intact)."""
+    contents = [
+        c.model_copy(update={"uri": listed}) if str(c.uri) == own else c for c in result.contents
+    ]
+    return result.model_copy(update={"contents": contents})
 
 
 async def _waited_for_upstreams(ctx: Context) -> bool:

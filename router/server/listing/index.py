@@ -18,6 +18,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskStatus
 
+from router.core.apps import UiUris, app_only, with_app_uris
 from router.core.catalog import Catalog, ToolRecord, ToolSpec
 from router.core.changes import Changes
 from router.core.errors import EmbeddingError, StoreError
@@ -68,6 +69,12 @@ class Snapshot:
     """The catalog's names counted for suggestions, built with the snapshot in the rebuild's
     worker thread, so that the first unknown name after a swap does not build it while the
     event loop waits for the GIL."""
+    app_only: frozenset[int] = frozenset()
+    """Catalog positions of the tools for an MCP app alone (`_meta.ui.visibility` without
+    "model"): never listed, searched or pinned for the model, yet callable by the host."""
+    ui_uris: UiUris = field(default_factory=UiUris)
+    """The `ui://` URIs the tools name, made distinct across upstreams (`router.core.apps`);
+    the resource listing places the other `ui://` resources after these."""
 
 
 class LiveIndex:
@@ -304,6 +311,7 @@ class LiveIndex:
     ) -> Snapshot:
         from router.retrieval.retriever import Retriever
 
+        catalog, ui_uris = with_app_uris(catalog, denied.values())
         held = self.pinning.hold(catalog.records)  # the pin store: blocking
         if held:  # cut after naming, as denied tools are: holding one renames none
             catalog = _without(catalog, held)
@@ -327,11 +335,21 @@ class LiveIndex:
         for clash in catalog.clashes:
             if clash not in known:
                 logger.error("%s", clash.describe())
-        pinned = resolve_pins(catalog, self._pins)
         records = catalog.records
+        hidden = frozenset(i for i, r in enumerate(records) if app_only(r.ui))
+        pinned = tuple(r for r in resolve_pins(catalog, self._pins) if not app_only(r.ui))
         names = NameMatcher.of(records)
         snapshot = Snapshot(
-            catalog, retriever, pinned, generation, denied, _flagged(catalog), held, names
+            catalog,
+            retriever,
+            pinned,
+            generation,
+            denied,
+            _flagged(catalog),
+            held,
+            names,
+            hidden,
+            ui_uris,
         )
         release_free_memory()  # embedding and indexing leave freed pages behind
         return snapshot

@@ -56,7 +56,10 @@ def _listed(record: ToolRecord, definitions: dict[str, types.Tool]) -> types.Too
     if record.shaping is not None:  # a config transform: the record is what the model sees
         shaped = types.Tool.model_validate(to_mcp(record))
         return shaped.model_copy(update={"icons": own.icons, "execution": own.execution})
-    return own.model_copy(update={"name": record.qualified_name})
+    update: dict[str, object] = {"name": record.qualified_name}
+    if record.app_uri is not None:  # its `ui://` resource as the router lists it
+        update["meta"] = {**(own.meta or {}), "ui": record.shown_ui}
+    return own.model_copy(update=update)
 
 
 def listing_key(tools: list[types.Tool]) -> str:

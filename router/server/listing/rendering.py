@@ -74,6 +74,8 @@ def structured_results(answer: SearchAnswer) -> dict[str, Any]:
                 "inputSchema": normalise_schema(r.tool.input_schema),
                 # the upstream's hints (readOnlyHint, destructiveHint...), as a listing has them
                 **({"annotations": r.tool.annotations} if r.tool.annotations else {}),
+                # MCP Apps: the tool's UI, as a listing has it
+                **({"_meta": {"ui": r.tool.shown_ui}} if r.tool.ui else {}),
                 "score": round(r.score, 6),
                 "close": is_close(answer, r),
                 # text that reads like instructions to the model: data, never orders

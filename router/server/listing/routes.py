@@ -6,6 +6,11 @@ Prompts are named `{server}__{prompt}` like tools. Resources keep their URIs and
 names prefixed with the server; a URI two upstreams share is kept by the first upstream in
 name order and rewritten as `mcp-router://{server}/{uri}` for the others. A server with
 `"prefix": false` keeps its prompt and resource names (a clash is named as for tools).
+
+A `ui://` URI (an MCP app) keeps its scheme, since hosts render only `ui://` resources: it is
+named as the tools name it (`router.core.apps.UiUris`, the index's `Snapshot.ui_uris`), the
+owners among every upstream, not only the ones the caller sees, so a tool's `resourceUri` and
+this listing agree; a `ui://` resource no tool names comes after those, in name order.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from urllib.parse import quote, unquote
 
 import mcp_types as types
 
+from router.core.apps import UI_SCHEME, UiUris, resource_uri, ui_block
 from router.core.errors import InvalidParams
 from router.core.naming import NameClash, NameRules, assign_names
 from router.upstream import Upstream
@@ -34,9 +40,32 @@ class Routes:
     template_owner: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
     template_uri_owner: dict[str, str] = field(default_factory=dict)
     prompt_clashes: list[NameClash] = field(default_factory=list)
+    app_uri: dict[str, str] = field(default_factory=dict)
+    """A `ui://` URI as listed -> its owner's own URI."""
 
 
-def routes_of(upstreams: Mapping[str, Upstream]) -> Routes:
+def app_uris(tools: UiUris, upstreams: Mapping[str, Upstream]) -> UiUris:
+    """The `ui://` URIs as the router lists them: those the tools name (`tools`), then the
+    other `ui://` resources of `upstreams` (all of them: the rule must not vary by caller)."""
+    claims = ((s, str(r.uri)) for s, u in upstreams.items() for r in u.listing.resources)
+    return tools.extended(claims)
+
+
+def _named_by_tools(upstreams: Mapping[str, Upstream]) -> UiUris:
+    """The `ui://` URIs the upstreams' own tools name, as the index would make them."""
+    return UiUris.of(
+        (server, uri)
+        for server, upstream in upstreams.items()
+        for tool in upstream.listing.tools
+        if (uri := resource_uri(ui_block(tool.meta))) is not None
+    )
+
+
+def routes_of(upstreams: Mapping[str, Upstream], apps: UiUris | None = None) -> Routes:
+    """What `upstreams` offer, as the router lists it; `apps`: the `ui://` URIs as the router
+    lists them (`app_uris`), by default made from `upstreams` alone."""
+    if apps is None:
+        apps = app_uris(_named_by_tools(upstreams), upstreams)
     routes = Routes()
     servers = sorted(upstreams)
     unprefixed = frozenset(s for s in servers if not upstreams[s].server.prefix)
@@ -46,8 +75,11 @@ def routes_of(upstreams: Mapping[str, Upstream]) -> Routes:
         listing = upstreams[server].listing
         prefix = "" if server in unprefixed else f"{server}__"
         for resource in listing.resources:
-            uri = str(resource.uri)
-            if uri in routes.uri_owner:
+            uri = own = str(resource.uri)
+            if uri.startswith(UI_SCHEME):
+                uri = apps.public(server, own)
+                routes.app_uri[uri] = own
+            elif uri in routes.uri_owner:
                 uri = f"mcp-router://{server}/{quote(uri, safe='')}"
             routes.uri_owner[uri] = server
             routes.resources.append(
@@ -73,7 +105,7 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 def owner_of_uri(routes: Routes, uri: str) -> tuple[str, str]:
     """The upstream that owns the resource the router lists as `uri`, and its own URI."""
     owner = routes.uri_owner.get(uri)
-    upstream_uri = uri
+    upstream_uri = routes.app_uri.get(uri, uri)
     rewritten = _REWRITTEN.match(uri)
     if rewritten and owner is not None:
         upstream_uri = unquote(rewritten.group(2))

@@ -110,7 +110,8 @@ class Searcher:
             depth = max(size, reranker.depth)
 
         def run() -> tuple[list[ScoredTool], Vectors | None]:
-            hidden = visibility.hidden(snapshot, view)
+            # a tool for an MCP app alone is the host's to call, never the model's to find
+            hidden = visibility.hidden(snapshot, view) | snapshot.app_only
             rank = partial(
                 retriever.search,
                 query,

@@ -65,12 +65,14 @@ async def list_tools(
         await state.readiness.until_covered()
         state.list_changes.listed(connection(ctx))
         view = state.settings.visibility.view()
+        snapshot = state.snapshot
         every = [
             tool
-            for tool, record in zip(
-                every_tool(state.snapshot, state.pool), state.snapshot.catalog, strict=True
+            for position, (tool, record) in enumerate(
+                zip(every_tool(snapshot, state.pool), snapshot.catalog, strict=True)
             )
-            if state.settings.visibility.permits(view, record)
+            # a tool for an MCP app alone is the host's to call, not the model's to see
+            if position not in snapshot.app_only and state.settings.visibility.permits(view, record)
         ]
         state.metrics.listed(surface_of(ctx), len(every))  # nothing saved: every tool listed
         return types.ListToolsResult(tools=every)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mcp_types as types
 
+from router.core.apps import ui_block
 from router.core.catalog import ToolSpec
 
 
@@ -37,4 +38,7 @@ def tool_spec(server: str, tool: types.Tool, description_of_server: str | None) 
         title=title,
         server_description=description_of_server,
         output_schema=dict(tool.output_schema) if tool.output_schema else None,
+        # MCP Apps: kept whatever the upstream advertised (an SDK server on a handshake
+        # revision declares no extension, yet its tools carry `_meta.ui`)
+        ui=ui_block(tool.meta),
     )

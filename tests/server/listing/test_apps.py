@@ -1,0 +1,127 @@
+"""MCP Apps through the router (`router.core.apps`), with real processes: two SDK-written
+Apps upstreams (`tests/upstreams/charts.py`, `tests/upstreams/maps.py`) that both serve
+their app at `ui://widget/app.html`, with their own HTML, CSP and permissions, and `charts`
+also a tool only its app calls (`visibility: ["app"]`). The hosts are SDK clients over stdio,
+one declaring the `io.modelcontextprotocol/ui` extension and one not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.extension import advertise
+
+from tests.support.serving import (
+    router_parameters,
+    script,
+    search_text,
+    until_indexed,
+    write_config,
+)
+
+pytestmark = pytest.mark.processes
+
+LIMIT = 60
+WIDGET = "ui://widget/app.html"
+MAPS_WIDGET = "ui://mcp-router/maps/widget/app.html"
+"""`maps` comes after `charts` in name order: its app gets the server-qualified form."""
+APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})
+
+
+def configure(directory: Path, **router: Any) -> Path:
+    return write_config(directory, {"charts": script("charts"), "maps": script("maps")}, **router)
+
+
+@asynccontextmanager
+async def host(config: Path, *, apps: bool = True, mode: str = "legacy") -> AsyncIterator[Client]:
+    """A host over stdio that declares MCP Apps support, or not; the upstreams indexed."""
+    extensions = [APPS] if apps else None
+    with anyio.fail_after(LIMIT):
+        async with Client(router_parameters(config), mode=mode, extensions=extensions) as client:
+            await until_indexed(lambda: search_text(client))
+            yield client
+
+
+async def searched(client: Client, query: str) -> dict[str, dict[str, Any]]:
+    result = await client.call_tool("search_tools", {"query": query, "k": 10})
+    assert result.structured_content is not None
+    return {tool["name"]: tool for tool in result.structured_content["tools"]}
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def read(client: Client, uri: str) -> types.TextResourceContents:
+    found = await client.read_resource(uri)
+    (contents,) = found.contents
+    assert isinstance(contents, types.TextResourceContents)
+    return contents
+
+
+async def test_two_upstreams_apps_under_one_ui_uri_are_both_reachable_with_their_own_html(
+    tmp_path: Path,
+) -> None:
+    async with host(configure(tmp_path)) as client:
+        tools = await searched(client, "chart the sales of a quarter, show a place on a map")
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        charts, maps = await read(client, WIDGET), await read(client, MAPS_WIDGET)
+
+    # each tool points at its own upstream's app, under the URI the router lists it by
+    assert tools["charts__sales_chart"]["_meta"]["ui"] == {"resourceUri": WIDGET}
+    assert tools["maps__show_map"]["_meta"]["ui"] == {"resourceUri": MAPS_WIDGET}
+    assert set(listed) == {WIDGET, MAPS_WIDGET}
+    assert listed[MAPS_WIDGET].mime_type == "text/html;profile=mcp-app"
+    assert listed[MAPS_WIDGET].meta == {
+        "ui": {
+            "csp": {"connectDomains": ["https://maps.example"]},
+            "permissions": {"geolocation": {}},
+        }
+    }
+    # read from its owner, HTML and `_meta.ui` (csp, permissions) intact
+    assert "charts app" in charts.text and str(charts.uri) == WIDGET
+    assert charts.meta == {"ui": {"csp": {"connectDomains": ["https://charts.example"]}}}
+    assert "maps app" in maps.text and str(maps.uri) == MAPS_WIDGET
+    assert maps.mime_type == "text/html;profile=mcp-app"
+    assert maps.meta is not None and maps.meta["ui"]["permissions"] == {"geolocation": {}}
+
+
+async def test_the_pass_through_listing_points_each_tool_at_its_own_app(tmp_path: Path) -> None:
+    async with host(configure(tmp_path, mode="all")) as client:
+        listed = {t.name: t for t in (await client.list_tools(cache_mode="bypass")).tools}
+
+    assert listed["charts__sales_chart"].meta == {"ui": {"resourceUri": WIDGET}}
+    assert listed["maps__show_map"].meta == {"ui": {"resourceUri": MAPS_WIDGET}}
+    assert "charts__refresh_chart" not in listed  # for the app alone
+
+
+@pytest.mark.parametrize("mode", ["search", "all"])
+async def test_an_app_only_tool_is_never_listed_or_searched_yet_the_host_calls_it(
+    tmp_path: Path, mode: str
+) -> None:
+    async with host(configure(tmp_path, mode=mode)) as client:
+        listed = [t.name for t in (await client.list_tools(cache_mode="bypass")).tools]
+        found = await searched(client, "refresh the chart app's figures for a quarter")
+        called = await client.call_tool("charts__refresh_chart", {"quarter": "Q3"})
+        wrapped = (
+            await client.call_tool(
+                "call_tool", {"name": "charts__refresh_chart", "arguments": {"quarter": "Q4"}}
+            )
+            if mode == "search"
+            else None
+        )
+
+    assert "charts__refresh_chart" not in listed
+    assert "charts__refresh_chart" not in found and "charts__sales_chart" in found
+    assert not called.is_error and text_of(called) == "refreshed Q3: north 11, south 21"
+    if wrapped is not None:
+        assert text_of(wrapped) == "refreshed Q4: north 11, south 21"
