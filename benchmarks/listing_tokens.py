@@ -86,6 +86,10 @@ class Listings:
     tools_per_server: dict[str, int]
     server_info: dict[str, JsonObject]
     """What each server said it is, and the protocol revision it was opened with."""
+    instructions: str = ""
+    """The `initialize` instructions; their directory of servers ends `search_tools`'
+    description too (`router.server.listing.door`)."""
+    directory: str = ""
 
     @property
     def direct(self) -> tuple[ToolRecord, ...]:
@@ -138,6 +142,10 @@ async def collect(example: Path, k: int, bm25_only: bool) -> Listings:
                     }
                     for name, status in state.pool.statuses().items()
                 },
+                instructions=state.instructions,
+                directory=state.door.directory(
+                    state.pool.upstreams, config.router.servers_summary_tokens
+                ),
             )
 
 
@@ -225,6 +233,12 @@ def report(listings: Listings, k: int, model: str | None) -> dict[str, Any]:
         },
         "tokens": formats,
         "mcp_all_tools_breakdown": parts,
+        "servers_summary": {
+            "budget": parse_config({"mcpServers": {}}).router.servers_summary_tokens,
+            "directory_tokens": counter.count_text(listings.directory),
+            "instructions_tokens": counter.count_text(listings.instructions),
+            "directory": listings.directory,
+        },
     }
 
 
@@ -334,6 +348,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         'of the suite\'s live table above; the last is the "everything listed" MCP figure of '
         'that table, which its "saved" percentages are taken against.',
         "",
+        *_summary_lines(result.get("servers_summary")),
         f"| task | tools listed (top {k}) | " + " | ".join(formats) + " |",
         "|---|---|" + "---|" * len(formats),
     ]
@@ -343,6 +358,22 @@ def markdown(result: Mapping[str, Any]) -> str:
         counts = [_n(tokens[f][f"router_k{k}_per_query"][query]) for f in formats]
         lines.append(f"| {query} | {top} | " + " | ".join(counts) + " |")
     return "\n".join(lines)
+
+
+def _summary_lines(summary: Mapping[str, Any] | None) -> list[str]:
+    """What naming the servers costs (`servers_summary`): in the instructions, and again at
+    the end of `search_tools`' description, so in every listing above that holds it."""
+    if summary is None:
+        return []
+    return [
+        f'The directory of servers (docs/serving.md, "What the model is told of the '
+        f'servers") costs {summary["directory_tokens"]} tokens of its '
+        f"{summary['budget']}-token budget (`router.servers_summary_tokens`), counted in "
+        f"`search_tools`' description in every listing above; the `initialize` instructions "
+        f"that carry it too are {summary['instructions_tokens']} tokens "
+        "(`servers_summary`).",
+        "",
+    ]
 
 
 def _routed_cell(counts: Mapping[str, Any], k: int) -> str:

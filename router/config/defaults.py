@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_PING_INTERVAL",
     "DEFAULT_RESULT_TOKENS",
+    "DEFAULT_SUMMARY_TOKENS",
 ]
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -29,3 +30,7 @@ hour does not hold its memory all hour."""
 DEFAULT_HTTP_PORT = 8765
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_RESULT_TOKENS = 25_000
+DEFAULT_SUMMARY_TOKENS = 250
+"""`router.servers_summary_tokens`: the directory of the six example servers takes about 150
+(benchmarks/results/listing-tokens.json, `servers_summary`); a config of many servers with long
+descriptions is cut to this, a few hundred tokens being what a model reads at every turn."""

@@ -22,6 +22,7 @@ __all__ = ["LIVE_SETTINGS", "ConfigDiff", "config_diff", "upstream_identity"]
 LIVE_SETTINGS = frozenset(
     {
         "k",
+        "servers_summary_tokens",
         "pin",
         "policy",
         "profiles",

@@ -30,6 +30,7 @@ from router.config.defaults import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PING_INTERVAL,
     DEFAULT_RESULT_TOKENS,
+    DEFAULT_SUMMARY_TOKENS,
 )
 from router.config.fields import ExpandedText, Pattern
 from router.config.identity import DEFAULT_PROFILE, FrontOAuth, Operators, Profile
@@ -174,6 +175,11 @@ class RouterSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     k: int = Field(default=5, ge=1, le=100)
+    servers_summary_tokens: int = Field(default=DEFAULT_SUMMARY_TOKENS, ge=0, le=2000)
+    """The token budget (cl100k) of the servers' directory that the `initialize`
+    instructions and `search_tools`' description carry: each server's name, tool count and
+    what it is for (its `description`, else its own words, else its first tools' names),
+    shortened alike to fit (`router.server.listing.directory`); 0 leaves it out."""
     pin: list[Pattern] = Field(default_factory=list)
     """Tools always listed: qualified names (`time__get_current_time`) or `server/tool` globs."""
     mode: Literal["search", "dynamic", "all", "code"] = "search"

@@ -77,8 +77,11 @@ def search_schema(default_k: int) -> dict[str, object]:
     }
 
 
-def search_tools_record(default_k: int) -> ToolRecord:
-    return meta_record(SEARCH_TOOLS, _SEARCH_DESCRIPTION, search_schema(default_k))
+def search_tools_record(default_k: int, servers: str = "") -> ToolRecord:
+    """`search_tools`, its description followed by `servers`: the directory of the servers
+    behind the router (`router.server.listing.directory`), "" for none."""
+    description = f"{_SEARCH_DESCRIPTION}\n\n{servers}" if servers else _SEARCH_DESCRIPTION
+    return meta_record(SEARCH_TOOLS, description, search_schema(default_k))
 
 
 def call_tool_record() -> ToolRecord:
@@ -120,8 +123,8 @@ def read_result_record() -> ToolRecord:
     )
 
 
-def meta_tool_records(default_k: int) -> tuple[ToolRecord, ToolRecord]:
-    return (search_tools_record(default_k), call_tool_record())
+def meta_tool_records(default_k: int, servers: str = "") -> tuple[ToolRecord, ToolRecord]:
+    return (search_tools_record(default_k, servers), call_tool_record())
 
 
 def search_arguments(arguments: Mapping[str, Any]) -> tuple[str, int | None]:

@@ -39,12 +39,14 @@ from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
 from router.server.code_mode.runs import CodeRuns
 from router.server.lifecycle.errors import errors_as_mcp
+from router.server.lifecycle.instructions import tell_instructions
 from router.server.lifecycle.observe import count_requests
 from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.reload import ConfigReload
 from router.server.lifecycle.settings import Settings
 from router.server.lifecycle.state import RouterState
 from router.server.listing import aggregate, tools_list
+from router.server.listing.door import INSTRUCTIONS
 from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
@@ -58,11 +60,6 @@ from router.upstream.listing.cache import ListingCache
 from router.upstream.state import UpstreamStatus
 
 logger = logging.getLogger(__name__)
-
-INSTRUCTIONS = (
-    "This server routes to many tool servers. Use search_tools with a description of the task "
-    "to find the right tools (their full schemas come back), then call one with call_tool."
-)
 
 _P = TypeVar("_P")
 _R = TypeVar("_R")
@@ -385,6 +382,7 @@ def build_server(
     server.middleware.append(count_requests)  # requests by surface and method (/metrics)
     # The one door: a method without a rule is refused; every other runs with its Access.
     server.middleware.append(authorize)
+    server.middleware.append(tell_instructions)  # what the caller may see is behind the door
     # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
     # 2026-07-28; the handshake revisions have it.
     server.add_request_handler(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from router.config import DEFAULT_RESULT_TOKENS, RouterConfig, name_rules
+from router.config.defaults import DEFAULT_SUMMARY_TOKENS
 from router.config.diff import LIVE_PARTS, LIVE_SETTINGS
 from router.config.quotas import Quota
 from router.core.catalog import ToolRecord
@@ -39,6 +40,8 @@ class Settings:
     """What the handlers read of one config (`RouterConfig`), frozen."""
 
     k: int = 5
+    servers_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    """`router.servers_summary_tokens`: the budget of the servers' directory."""
     mode: Mode = "search"
     """Read at start only: a reload keeps the mode the router started in (`served`)."""
     always_load: bool = True
@@ -68,6 +71,7 @@ class Settings:
         router = config.router
         return cls(
             k=router.k,
+            servers_summary_tokens=router.servers_summary_tokens,
             mode=router.mode,
             always_load=router.always_load,
             policy=ToolPolicy.from_config(config),

@@ -35,6 +35,7 @@ from router.server.code_mode.runs import CodeRuns
 from router.server.lifecycle.metrics import RouterMetrics
 from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.settings import Mode, Settings
+from router.server.listing.door import Door
 from router.server.listing.index import LiveIndex, Snapshot
 from router.server.listing.passthrough import ListChanges
 from router.server.listing.resolution import ToolNames
@@ -94,6 +95,8 @@ class RouterState:
     """The audit trail (`router.audit`); None when none is kept."""
     quotas: QuotaBook = field(default_factory=QuotaBook)
     """Each principal's use against `router.quotas`, across reloads (this process's)."""
+    door: Door = field(default_factory=Door)
+    """The servers behind the router, as the instructions and `search_tools` name them."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
     _pinned: dict[tuple[int, tuple[str, ...]], tuple[ToolRecord, ...]] = field(
@@ -172,7 +175,14 @@ class RouterState:
         if settings.mode == "code" and self.code is not None:  # search_tools (as signatures)
             # and execute
             return code_meta_records(k, self.code.sandbox.settings)
-        return meta_tool_records(k)
+        servers = self.door.directory(self.pool.upstreams, settings.servers_summary_tokens)
+        return meta_tool_records(k, servers)
+
+    @property
+    def instructions(self) -> str:
+        """What a session is told at `initialize`: how to search, and what is behind."""
+        budget = self.settings.servers_summary_tokens
+        return self.door.instructions(self.pool.upstreams, budget)
 
     def pinned(self, settings: Settings | None = None) -> tuple[ToolRecord, ...]:
         """The pinned tools of the current snapshot under `settings` (by default the

@@ -1,0 +1,84 @@
+"""The servers behind the router as the model is told of them: the `initialize` (and
+`server/discover`) instructions and `search_tools`' description carry the directory of the
+upstreams the request may see (`router.server.listing.directory`), made from the pool's
+listings as they are when asked, so a server a reload added, or one that listed since, is in
+the next session's instructions and the next `tools/list`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import anyio.to_thread
+
+from router.accounting.tokens import TokenCounter
+from router.server.access.authorization import Unauthorized, current_access
+from router.server.listing.directory import HEADER, ServerAbout, about_server, directory
+from router.upstream import Upstream
+
+INSTRUCTIONS = (
+    "This server routes to many tool servers. Use search_tools with a description of the task "
+    "to find the right tools (their full schemas come back), then call one with call_tool."
+)
+"""The first paragraph of the instructions; the directory of servers follows it."""
+KEPT = 16
+"""Directories kept, by what they were made of (one per set of servers a principal sees)."""
+
+
+def server_about(name: str, upstream: Upstream) -> ServerAbout:
+    """`upstream` as the directory names it, from its config entry and its last listing."""
+    tools = upstream.tools
+    listed = bool(tools) or upstream.status.listed_at is not None
+    own = tools[0].server_description if tools else None
+    return ServerAbout(
+        name,
+        about_server(upstream.server.description, own),
+        tuple(sorted(t.name for t in tools)) if listed else None,
+    )
+
+
+def seen_by_request() -> Callable[[str], bool] | None:
+    """Whether the current request's principal sees a server; None outside a request (a
+    background task keying the listing), where every server counts."""
+    try:
+        access = current_access()
+    except Unauthorized:
+        return None
+    return access.sees_server
+
+
+class Door:
+    """The directory text, made again only when what it is made of changed."""
+
+    def __init__(self, counter: TokenCounter | None = None) -> None:
+        self._counter = counter or TokenCounter()
+        self._made: dict[tuple[tuple[ServerAbout, ...], int], str] = {}
+        self._warm = False
+
+    async def warm(self) -> None:
+        """Load the token encoding in a worker thread (once), so the first directory made
+        on the event loop does not stall it."""
+        if not self._warm:
+            await anyio.to_thread.run_sync(self._counter.count_text, HEADER)
+            self._warm = True
+
+    def directory(self, upstreams: Mapping[str, Upstream], budget: int) -> str:
+        """The directory of the upstreams the current request sees, within `budget` tokens."""
+        seen = seen_by_request()
+        servers = tuple(
+            server_about(name, upstream)
+            for name, upstream in sorted(upstreams.items())
+            if seen is None or seen(name)
+        )
+        key = (servers, budget)
+        text = self._made.get(key)
+        if text is None:
+            text = directory(servers, budget, self._counter.count_text)
+            if len(self._made) >= KEPT:
+                self._made.clear()
+            self._made[key] = text
+        return text
+
+    def instructions(self, upstreams: Mapping[str, Upstream], budget: int) -> str:
+        """The instructions: how to use the router, then the directory."""
+        servers = self.directory(upstreams, budget)
+        return f"{INSTRUCTIONS}\n\n{servers}" if servers else INSTRUCTIONS
