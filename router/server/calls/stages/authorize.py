@@ -3,9 +3,12 @@
 A denied tool is `ToolDenied`. A tool the policy confirms asks the user first
 (`router.server.calls.approval`): the question, the user's no or a host that cannot ask end
 the call; a yes is checked again against the settings in force after the answer, since a
-config applied while the user was asked may deny the tool now."""
+config applied while the user was asked may deny the tool now, or take it out of the endpoint
+the call came in at (its `tools`, `servers`)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import mcp_types as types
 
@@ -42,6 +45,9 @@ async def authorize(call: ToolCall) -> None:
 
 
 def _ruling(call: ToolCall) -> Ruling:
-    """The call's ruling under the settings in force now (`authorize_call`)."""
-    settings = call.state.settings
-    return authorize_call(settings, view_of(settings, current_access().principal), call.tool)
+    """The call's ruling under the settings in force now (`authorize_call`), at the endpoint
+    the call came in at: the view holds it, so the endpoint's filter of these settings
+    applies (one a reload removed permits nothing)."""
+    settings, access = call.state.settings, current_access()
+    view = dataclasses.replace(view_of(settings, access.principal), endpoint=access.view.endpoint)
+    return authorize_call(settings, view, call.tool)
