@@ -45,7 +45,7 @@ from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.reload import ConfigReload
 from router.server.lifecycle.settings import Settings
 from router.server.lifecycle.state import RouterState
-from router.server.listing import aggregate, tools_list
+from router.server.listing import aggregate, apps, tools_list
 from router.server.listing.door import INSTRUCTIONS
 from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
@@ -392,4 +392,5 @@ def build_server(
     # session's new tools, pass-through mode every change of the catalog, and the default
     # listing changes with a pinned tool or a config applied while serving (`ListChanges`).
     server.notification_options = NotificationOptions(tools_changed=True)
+    server.extensions.update(apps.SERVED)  # only what the router carries (apps.py)
     return server

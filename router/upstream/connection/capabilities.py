@@ -7,6 +7,12 @@ the host: the request must carry what the host declared, and never what it did n
 forwarding code sets the host's capabilities for the call (`for_host`), and every request of
 a modern connection sends them, narrowed to what the router relays (sampling, elicitation,
 roots); a request outside any host's call keeps the router's own.
+
+Extensions (SEP-2133, `capabilities.extensions`) are carried only where the router carries
+what they need: MCP Apps (`router.core.apps`), whose tools and `ui://` resources pass through,
+so an upstream's UI tool learns per request whether this host renders apps, and answers a host
+that does not with text. At the handshake the router declares no extension: one connection
+serves every host, and text is what each of them can read.
 """
 
 from __future__ import annotations
@@ -19,10 +25,13 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 
+from router.core.apps import EXTENSION_ID
 from router.sdk.internals import Envelope, with_envelope_rewrite
 
 _RELAYED = ("sampling", "elicitation", "roots")
 _NEGOTIATION = ("initialize", "server/discover")
+CARRIED_EXTENSIONS = (EXTENSION_ID,)
+"""The extensions a host's declaration of reaches the upstreams (others are dropped)."""
 _host_capabilities: ContextVar[dict[str, Any] | None] = ContextVar(
     "mcp_router_host_capabilities", default=None
 )
@@ -56,8 +65,17 @@ def carry_host_capabilities(client: Client) -> None:
         if not isinstance(meta, dict) or types.CLIENT_CAPABILITIES_META_KEY not in meta:
             return  # a handshake-era request: capabilities went once, with `initialize`
         own = meta[types.CLIENT_CAPABILITIES_META_KEY] or {}
-        meta[types.CLIENT_CAPABILITIES_META_KEY] = {
-            key: host[key] for key in _RELAYED if key in host and key in own
-        }
+        carried = {key: host[key] for key in _RELAYED if key in host and key in own}
+        extensions = _carried_extensions(host.get("extensions"))
+        if extensions:
+            carried["extensions"] = extensions
+        meta[types.CLIENT_CAPABILITIES_META_KEY] = carried
 
     with_envelope_rewrite(session, rewrite)
+
+
+def _carried_extensions(declared: object) -> dict[str, Any]:
+    """What the host declared of the extensions the router carries."""
+    if not isinstance(declared, dict):
+        return {}
+    return {key: declared[key] for key in CARRIED_EXTENSIONS if isinstance(declared.get(key), dict)}

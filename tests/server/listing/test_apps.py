@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.extension import advertise
 
 from tests.support.serving import (
+    raw_router,
     router_parameters,
     script,
     search_text,
@@ -32,7 +33,9 @@ LIMIT = 60
 WIDGET = "ui://widget/app.html"
 MAPS_WIDGET = "ui://mcp-router/maps/widget/app.html"
 """`maps` comes after `charts` in name order: its app gets the server-qualified form."""
-APPS = advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})
+APPS_ID = "io.modelcontextprotocol/ui"
+APPS_SETTINGS = {"mimeTypes": ["text/html;profile=mcp-app"]}
+APPS = advertise(APPS_ID, APPS_SETTINGS)
 
 
 def configure(directory: Path, **router: Any) -> Path:
@@ -125,3 +128,44 @@ async def test_an_app_only_tool_is_never_listed_or_searched_yet_the_host_calls_i
     assert not called.is_error and text_of(called) == "refreshed Q3: north 11, south 21"
     if wrapped is not None:
         assert text_of(wrapped) == "refreshed Q4: north 11, south 21"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_host_without_the_extension_reads_text_and_the_upstream_sees_no_apps(
+    tmp_path: Path, mode: str
+) -> None:
+    async with host(configure(tmp_path), apps=False, mode=mode) as client:
+        called = await client.call_tool("charts__sales_chart", {"quarter": "Q1"})
+        found = await searched(client, "chart the sales of a quarter")
+
+    assert text_of(called) == "sales for Q1 as text: north 10, south 20"
+    assert "charts__sales_chart" in found  # the tool itself is there, UI or not
+
+
+async def test_a_2026_host_with_the_extension_is_told_apart_per_request(tmp_path: Path) -> None:
+    config = configure(tmp_path)
+    async with host(config, mode="2026-07-28") as client:
+        with_apps = await client.call_tool("charts__sales_chart", {"quarter": "Q1"})
+    async with host(config, apps=False, mode="2026-07-28") as client:
+        without = await client.call_tool("charts__sales_chart", {"quarter": "Q1"})
+
+    assert text_of(with_apps) == "sales chart for Q1: shown in the app"
+    assert text_of(without) == "sales for Q1 as text: north 10, south 20"
+
+
+async def test_the_router_advertises_the_apps_extension_and_no_other(tmp_path: Path) -> None:
+    """In `server/discover` (2026-07-28); the SDK sends no extensions on the handshake
+    revisions, where a host finds the apps through the tools' `_meta.ui` alone."""
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {APPS_ID: APPS_SETTINGS}},
+    }
+    async with raw_router(configure(tmp_path)) as router:
+        with anyio.fail_after(LIMIT):
+            discovered = await router.result("server/discover", {"_meta": envelope})
+
+    extensions = discovered["capabilities"]["extensions"]
+    assert APPS_ID in extensions
+    # the upstreams' own are not passed on; the router's tasks extension may be there
+    assert set(extensions) <= {APPS_ID, "io.modelcontextprotocol/tasks"}
