@@ -14,7 +14,9 @@ Confirmations, held calls, code runs and pin approvals all give a 2026-07-28 hos
 - an **expiry**, and a **nonce** claimed once in a `NonceLedger` (the shared store's table,
   so a nonce is used once across every replica; a file on one machine; memory for one
   process). A ledger that cannot be reached refuses the state ("unavailable"): it fails
-  closed, never letting a state through unspent.
+  closed, never letting a state through unspent. The memory ledger is bounded, in all and
+  per principal (`MemoryNonces`): a principal that spent its share is refused ("share")
+  until its states expire, and the others are served.
 
 `Sealer.open` checks everything but the nonce and says which check failed (`Refused`);
 `Sealer.claim` spends the nonce; `open_once` does both. Payloads are JSON and readable by
@@ -35,7 +37,6 @@ import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -46,15 +47,29 @@ from router.core.errors import InvalidParams
 
 Purpose = Literal["confirm", "held", "code", "pin"]
 Why = Literal[
-    "forged", "purpose", "principal", "session", "digest", "expired", "used", "unavailable"
+    "forged",
+    "purpose",
+    "principal",
+    "session",
+    "digest",
+    "expired",
+    "used",
+    "unavailable",
+    "share",
+    "full",
 ]
 """Why a state was refused: not ours (or tampered), sealed for another purpose, principal,
-session, or call, past its expiry, its nonce spent already, or the ledger unreachable."""
+session, or call, past its expiry, its nonce spent already, the ledger unreachable, or the
+ledger holding as many unexpired nonces as it may for this principal, or in all."""
 _PURPOSES: tuple[Purpose, ...] = ("confirm", "held", "code", "pin")
 PREFIX = "mcp-router.s1."
 logger = logging.getLogger(__name__)
 MAX_MEMORY_NONCES = 10_000
 """Nonces one process remembers as used (until their state expires) without a store."""
+NONCE_SHARE = 4
+"""With identities, one principal may hold 1/NONCE_SHARE of `MAX_MEMORY_NONCES` (2,500: a
+state lives minutes, so eight confirmed calls or answered questions a second): no fewer than
+four principals fill the ledger, as with held calls (`held_calls.PRINCIPAL_SHARE`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,37 +114,74 @@ _REASONS: dict[Why, str] = {
     "used": "the request state was used already",
     "unavailable": "the router cannot make sure the request state is used only once now (the "
     "store that records used states is unreachable)",
+    "share": "this principal has used as many request states as the router records for one "
+    "principal at a time; try again once they expire, within minutes",
+    "full": "the router records as many used request states as it can hold; try again once "
+    "they expire, within minutes",
 }
+
+
+class LedgerFull(Exception):
+    """A bounded ledger cannot record one more nonce now: for this principal (`share`), or
+    for anyone. Not recording it refuses the state (fail closed)."""
+
+    def __init__(self, share: bool) -> None:
+        super().__init__("principal's share" if share else "full")
+        self.share = share
 
 
 class NonceLedger(Protocol):
     """Where nonces are spent: `claim` is True for the first claim of a nonce only, across
-    everything that shares the ledger (blocking: it may be a database)."""
+    everything that shares the ledger (blocking: it may be a database). `owner` is the
+    `Principal.key` the state was sealed to ("" without identities); a bounded ledger raises
+    `LedgerFull` rather than forget a nonce still unexpired."""
 
-    def claim(self, nonce: str, expires: float) -> bool: ...
+    def claim(self, nonce: str, expires: float, owner: str = "") -> bool: ...
 
 
 class MemoryNonces:
-    """One process's ledger: bounded, and full means refused (fail closed)."""
+    """One process's ledger, bounded: `limit` nonces in all, and `limit // NONCE_SHARE` for
+    one principal with identities (owner "" is every caller of a router without them), so
+    that one principal spending states fast cannot refuse everyone's. Full means refused
+    (`LedgerFull`, fail closed): a nonce is never forgotten before its state expires, since
+    that state would then open again."""
 
-    def __init__(
-        self, limit: int = MAX_MEMORY_NONCES, clock: Callable[[], float] = time.time
-    ) -> None:
-        self._limit = limit
+    def __init__(self, limit: int | None = None, clock: Callable[[], float] = time.time) -> None:
+        self._limit = MAX_MEMORY_NONCES if limit is None else limit
+        self._share = max(1, self._limit // NONCE_SHARE)
         self._clock = clock
-        self._used: OrderedDict[str, float] = OrderedDict()
+        self._used: dict[str, dict[str, float]] = {}
+        """Each owner's spent nonces, and when each one's state expires."""
+        self._count = 0
         self._lock = threading.Lock()
 
-    def claim(self, nonce: str, expires: float) -> bool:
-        now = self._clock()
+    def claim(self, nonce: str, expires: float, owner: str = "") -> bool:
         with self._lock:
-            for used, until in list(self._used.items()):
-                if until < now:
-                    del self._used[used]
-            if nonce in self._used or len(self._used) >= self._limit:
-                return False
-            self._used[nonce] = expires
+            mine = self._used.get(owner, {})
+            if nonce in mine:
+                return False  # its state has not expired: open() refuses expired ones
+            if owner and len(mine) >= self._share:
+                self._prune([owner])
+                if len(self._used.get(owner, {})) >= self._share:
+                    raise LedgerFull(share=True)
+            if self._count >= self._limit:
+                self._prune(list(self._used))
+                if self._count >= self._limit:
+                    raise LedgerFull(share=False)
+            self._used.setdefault(owner, {})[nonce] = expires
+            self._count += 1
             return True
+
+    def _prune(self, owners: list[str]) -> None:
+        """Forget the expired nonces of `owners` (only at a bound: a scan of what it bounds)."""
+        now = self._clock()
+        for owner in owners:
+            used = self._used[owner]
+            for nonce in [n for n, until in used.items() if until < now]:
+                del used[nonce]
+                self._count -= 1
+            if not used:
+                del self._used[owner]
 
 
 def digest(*parts: Any) -> str:
@@ -202,10 +254,17 @@ class Sealer:
         return await self.spend(opened) is None
 
     async def spend(self, opened: Opened) -> Refused | None:
-        """Spend the state's nonce: None the first time, else why not ("used", or
-        "unavailable" when the ledger fails: fail closed)."""
+        """Spend the state's nonce: None the first time, else why not ("used"; "share" or
+        "full" when a bounded ledger has no room; "unavailable" when the ledger fails: fail
+        closed)."""
+        owner = opened.binding.principal
         try:
-            first = await anyio.to_thread.run_sync(self.ledger.claim, opened.nonce, opened.expires)
+            first = await anyio.to_thread.run_sync(
+                self.ledger.claim, opened.nonce, opened.expires, owner
+            )
+        except LedgerFull as full:
+            logger.warning("sealed state refused: the nonce ledger is %s", full)
+            return Refused("share" if full.share else "full")
         except Exception as exc:  # the ledger's store: sqlite3, OSError, StoreError
             logger.warning("sealed state refused: its nonce cannot be recorded (%s)", exc)
             return Refused("unavailable")

@@ -9,6 +9,7 @@ authorizes one thing once across everything that shares the ledger.
 
 A row lives until its state expires; every `PRUNE_EVERY` claims (or `PRUNE_SECONDS`) the
 expired ones go, so the table holds at most the states claimed within one state lifetime.
+Neither bounds the rows (a disk holds them), so neither needs the claim's `owner`.
 Blocking throughout (`Sealer` calls them in a worker thread). A ledger that cannot be
 reached raises (`StoreError`, `sqlite3.Error`, `OSError`): the sealer then refuses the state
 ("unavailable"), never lets it through unspent.
@@ -63,7 +64,7 @@ class PgNonces:
         self._connections = connections
         self._pruning = _Pruning()
 
-    def claim(self, nonce: str, expires: float) -> bool:
+    def claim(self, nonce: str, expires: float, owner: str = "") -> bool:
         with self._connections.connection() as connection:
             if self._pruning.due():
                 connection.execute("DELETE FROM mcp_router_nonces WHERE expires < now()")
@@ -82,7 +83,7 @@ class SqliteNonces:
         self.path = directory / NONCES_FILE
         self._pruning = _Pruning()
 
-    def claim(self, nonce: str, expires: float) -> bool:
+    def claim(self, nonce: str, expires: float, owner: str = "") -> bool:
         connection = self._connect()
         try:
             with connection:

@@ -4,7 +4,9 @@ paused code runs it binds, tried as an attacker would.
 
 In process: every field of a binding is checked; the cache folder's ledger spends a nonce
 once for every router sharing it (0600), prunes what expired, and a ledger that fails
-refuses the state. Through a real front over real HTTP, with identities from a real identity
+refuses the state; the memory ledger holds a share for each principal, so one that spends
+states fast is refused alone.
+Through a real front over real HTTP, with identities from a real identity
 provider on loopback (tests/support/identity_provider.py) and real upstreams over stdio
 (tests/upstreams/session_asking.py asks mid-call over the handshake, so a 2026-07-28 call to
 it is held; tests/upstreams/guarded.py's `delete_note` is confirmed, so a program calling it
@@ -27,13 +29,14 @@ import anyio
 import httpx2
 import pytest
 
-from router.approvals.sealing import Binding, MemoryNonces, Opened, Refused, Sealer
+from router.approvals.sealing import Binding, LedgerFull, MemoryNonces, Opened, Refused, Sealer
 from router.embedding.cache import EmbeddingCache
 from router.server.calls import held_calls
 from router.server.http.auth.security import SecurityPolicy
 from router.store import nonces
 from router.store.local import LocalStore
 from router.store.nonces import NONCES_FILE, SqliteNonces
+from router.store.opening import open_store
 from tests.support.http_serving import MCP_ACCEPT, Front, config, http_front, until_indexed
 from tests.support.identity_provider import (
     IdentityProvider,
@@ -167,6 +170,37 @@ async def test_a_ledger_that_cannot_be_written_refuses_the_state(tmp_path: Path)
     refused = await sealer.open_once(sealer.seal(binding, 60), binding)
     assert refused == Refused("unavailable")
     assert "unreachable" in refused.describe()
+
+
+def test_the_memory_ledger_keeps_each_principals_share_and_forgets_nothing_unexpired() -> None:
+    now = [1_000.0]
+    ledger = MemoryNonces(limit=8, clock=lambda: now[0])  # a share is 2
+    assert ledger.claim("m1", 1_010.0, "mallory") and ledger.claim("m2", 1_100.0, "mallory")
+    with pytest.raises(LedgerFull) as share:
+        ledger.claim("m3", 1_100.0, "mallory")
+    assert not ledger.claim("m1", 1_010.0, "mallory")  # still spent: never forgotten early
+    assert ledger.claim("c1", 1_100.0, "carol")  # the others are served
+    now[0] = 1_050.0  # m1 expired: room for one more of mallory's
+    assert ledger.claim("m3", 1_100.0, "mallory")
+    for n in range(5):  # without identities every caller is "": the whole ledger applies
+        assert ledger.claim(f"x{n}", 1_100.0)
+    with pytest.raises(LedgerFull) as full:
+        ledger.claim("y", 1_100.0, "dave")
+    assert share.value.share and not full.value.share
+
+
+def test_a_served_router_spends_nonces_in_its_cache_folder_even_unconfigured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store a router serves with (`open_store`) always has a cache folder, the default
+    one when `cache_dir` is unset: its ledger is the folder's file, which no bound fills;
+    the memory ledger above serves a router state built in process without a store."""
+    monkeypatch.setenv("MCP_ROUTER_CACHE_DIR", str(tmp_path))
+    store = open_store(config({}))
+    try:
+        assert isinstance(store.nonce_ledger(), SqliteNonces)
+    finally:
+        store.close()
 
 
 # -- held calls and paused runs, over HTTP with identities ------------------------------------
