@@ -39,6 +39,7 @@ from router.server.http.search import search_api
 from router.server.http.sign_in_callback import sign_in_routes
 from router.server.lifecycle.app import build_server, router_state
 from router.upstream.personal.pending import CALLBACK_ROUTE
+from router.upstream.personal.tickets import START_ROUTE
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def create_app(
     app.router.routes.extend(playground_routes())
     app.router.routes.extend(sign_in_routes())
     # /healthz's detail needs a credential, its status not; a sign-in's browser has none
-    public = PUBLIC_PATHS | {"/healthz", CALLBACK_ROUTE}
+    public = PUBLIC_PATHS | {"/healthz", CALLBACK_ROUTE, START_ROUTE}
     if policy.tokens is not None:  # clients read where to get a token before they have one
         app.router.routes.extend(metadata_routes(policy.tokens.settings))
         public = public | metadata_paths(policy.tokens.settings)

@@ -1,53 +1,124 @@
-"""`GET /oauth/callback`: where a per-user sign-in's browser comes back to the router.
+"""`GET /oauth/start` and `GET /oauth/callback`: where a per-user sign-in's browser goes
+through the router, before and after the upstream's authorization server.
 
-The authorization server redirects a person's browser here with the code and the `state`
-the router's authorization URL carried. The browser shows no credential of the router's
-front (it is a plain navigation), so the route is public; what binds the code to a
-principal is the state, registered by that principal's connection attempt alone, single
-use and expiring (`router.upstream.personal.pending`). An unknown or spent state changes
-nothing and gets 400. The page answers in plain words and is never cached.
+A plain navigation shows no credential of the router's front, so both routes are public.
+The first hop (`/oauth/start?ticket=T`, the link the principal is shown) says whose sign-in
+it is; going on spends the ticket, gives that browser a cookie bound to the flow and
+redirects to the authorization server (`router.upstream.personal.tickets`). The callback
+takes the code and the `state` back, and hands them to the waiting attempt only with that
+cookie (`router.upstream.personal.pending`): a sign-in another browser finishes stores
+nothing (the OAuth login-CSRF case). Every page answers in plain words, is never cached,
+and sends no referrer.
 """
 
 from __future__ import annotations
 
 import html
+import logging
+from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from router.server.lifecycle.state import RouterState
+from router.upstream.auth.signin import SIGN_IN_TIMEOUT
 from router.upstream.personal.pending import CALLBACK_ROUTE
+from router.upstream.personal.tickets import START_ROUTE, cookie_names
 
-_PAGE = (
-    "<!doctype html><meta charset=utf-8><title>mcp-router</title>"
-    "<p>{text}</p><p>You can close this tab.</p>"
-)
+logger = logging.getLogger(__name__)
+
+_PAGE = "<!doctype html><meta charset=utf-8><title>mcp-router</title>{body}"
+_CLOSE = "<p>You can close this tab.</p>"
 _HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
+_MAX_PARAM = 512
 
 
-def _page(text: str, status: int) -> HTMLResponse:
-    return HTMLResponse(_PAGE.format(text=html.escape(text)), status, headers=_HEADERS)
+def _page(text: str, status: int, more: str = _CLOSE) -> HTMLResponse:
+    body = f"<p>{html.escape(text)}</p>{more}"
+    return HTMLResponse(_PAGE.format(body=body), status, headers=_HEADERS)
 
 
-async def sign_in_callback(request: Request) -> HTMLResponse:
+def _router(request: Request) -> RouterState:
     state: RouterState = request.scope["state"]["router"]
+    return state
+
+
+async def sign_in_start(request: Request) -> Response:
+    """The first hop: says whose sign-in it is; `go=1` spends the ticket, binds the flow to
+    this browser with a cookie and goes on to the authorization server."""
+    pending = _router(request).pool.sign_ins
+    secret = request.query_params.get("ticket") or ""
+    if not secret or len(secret) > _MAX_PARAM:
+        return _page("This sign-in link carries no valid ticket.", 400)
+    if request.query_params.get("go") != "1":
+        ticket = await pending.tickets.peek(secret)
+        if ticket is None:
+            return _page("This sign-in link is unknown here, expired, or was already opened.", 400)
+        text = (
+            f"This signs {ticket.subject} (of {ticket.issuer}) in to {ticket.upstream}. "
+            f"Go on only if you are {ticket.subject} and asked for it: whoever sent you "
+            f"this link would act at {ticket.upstream} as you."
+        )
+        go = html.escape(f"{START_ROUTE}?{urlencode({'ticket': secret, 'go': '1'})}")
+        return _page(
+            text, 200, f'<p><a href="{go}">Sign in to {html.escape(ticket.upstream)}</a></p>'
+        )
+    opened = await pending.open_ticket(secret)
+    if opened is None:
+        return _page("This sign-in link is unknown here, expired, or was already opened.", 400)
+    ticket, browser = opened
+    name = cookie_names(ticket.state)[0 if ticket.secure else 1]
+    response = RedirectResponse(ticket.url, 303, headers=_HEADERS)
+    response.set_cookie(
+        name,
+        browser,
+        max_age=int(SIGN_IN_TIMEOUT) + 60,
+        path="/",
+        secure=ticket.secure,
+        httponly=True,
+        samesite="lax",
+    )
+    return response
+
+
+async def sign_in_callback(request: Request) -> Response:
+    pending = _router(request).pool.sign_ins
     query = request.query_params
     sign_in_state = query.get("state")
-    if not sign_in_state or len(sign_in_state) > 512:
+    if not sign_in_state or len(sign_in_state) > _MAX_PARAM:
         return _page("This sign-in link carries no valid state.", 400)
     code, error = query.get("code"), query.get("error")
     if code is None and error is None:
         return _page("This sign-in link carries neither a code nor an error.", 400)
-    arrival = await state.pool.sign_ins.arrive(
-        sign_in_state, code, query.get("iss"), query.get("error_description") or error
+    names = cookie_names(sign_in_state)
+    browser = next((request.cookies[n] for n in names if n in request.cookies), None)
+    arrival = await pending.arrive(
+        sign_in_state, code, query.get("iss"), query.get("error_description") or error, browser
     )
     if arrival == "unknown":
         return _page("This sign-in is unknown here, expired, or was already used.", 400)
-    if code is None:
-        return _page(f"The sign-in failed: {(error or '')[:200]}", 400)
-    return _page("Signed in. The router goes on with your request.", 200)
+    if arrival == "refused":
+        logger.warning("a per-user sign-in came back in a browser that did not open its link")
+        return _page(
+            "This sign-in was started for someone else, or in another browser: nothing was "
+            "stored. Only the person who asked for it can finish it, in the browser that "
+            "opened its link.",
+            403,
+        )
+    response = (
+        _page(f"The sign-in failed: {(error or '')[:200]}", 400)
+        if code is None
+        else _page("Signed in. The router goes on with your request.", 200)
+    )
+    for name in names:
+        if name in request.cookies:
+            response.delete_cookie(name, path="/", secure=name.startswith("__Host-"))
+    return response
 
 
 def sign_in_routes() -> list[BaseRoute]:
-    return [Route(CALLBACK_ROUTE, sign_in_callback, methods=["GET"], include_in_schema=False)]
+    return [
+        Route(START_ROUTE, sign_in_start, methods=["GET"], include_in_schema=False),
+        Route(CALLBACK_ROUTE, sign_in_callback, methods=["GET"], include_in_schema=False),
+    ]

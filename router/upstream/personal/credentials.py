@@ -123,7 +123,13 @@ class PersonalAuth:
         if self._exchange is not None:
             return self._exchange
         sign_in = FrontSignIn(
-            self.name, self._owner, self._place.pending, self.hint, self._on_url, extend
+            self.name,
+            self._owner,
+            self._place.pending,
+            self.hint,
+            self._on_url,
+            extend,
+            self._place.redirect_uri,
         )
         redirect = Redirect(0, front=self._place.redirect_uri)
         client = None if self.server.oauth and self.server.oauth.client_id else self._client

@@ -4,8 +4,10 @@ A per-user upstream's sign-in redirects to `/oauth/callback` on the HTTP front (
 loopback port: the person's browser may be on another machine). The SDK's authorization
 URL carries an unguessable `state`; `FrontSignIn.redirect` registers it here for the one
 principal's connection attempt that made it, and the front's callback route hands the
-code to exactly that attempt (`PendingSignIns.arrive`), once. The code is useless
-without the PKCE verifier, which never leaves the attempt.
+code to exactly that attempt (`PendingSignIns.arrive`), once, and only from the browser that
+opened the attempt's first-hop link (`router.upstream.personal.tickets`: the principal is
+shown that link, never the authorization URL). The code is useless without the PKCE
+verifier, which never leaves the attempt.
 
 Behind a load balancer the browser may reach another replica. There `arrive` finds no
 waiter and, with a shared store, writes the code as a sealed record under a hash of the
@@ -18,10 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlencode, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -31,6 +36,7 @@ from router.core.errors import SignInNeeded
 from router.store.records import Records
 from router.upstream.auth.callback import SignInRefused, state_of
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
+from router.upstream.personal.tickets import START_ROUTE, Ticket, Tickets, digest, same_browser
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +47,8 @@ RELAY_KIND = "sign-in"
 RELAY_POLL = 0.5
 """Seconds between two looks for a code another replica received."""
 
-Arrival = Literal["delivered", "relayed", "unknown"]
+Arrival = Literal["delivered", "relayed", "unknown", "refused"]
+"""`refused`: the flow waits, but the browser is not the one that opened its link."""
 
 
 @dataclass(eq=False)
@@ -51,6 +58,8 @@ class _Waiting:
     arrived: anyio.Event = field(default_factory=anyio.Event)
     result: AuthorizationCodeResult | None = None
     refusal: str | None = None
+    browser: str | None = None
+    """The digest of the cookie its first hop gave a browser, once one opened it."""
 
 
 def _relay_key(state: str) -> str:
@@ -65,6 +74,7 @@ class PendingSignIns:
         that comes back to another replica; None: one replica."""
         self._waiting: OrderedDict[str, _Waiting] = OrderedDict()
         self._relay = relay if relay is not None and relay.shared else None
+        self.tickets = Tickets(self._relay)
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -81,11 +91,38 @@ class PendingSignIns:
     def forget(self, state: str) -> None:
         self._waiting.pop(state, None)
 
+    async def open_ticket(self, secret: str) -> tuple[Ticket, str] | None:
+        """Spend the first-hop ticket `secret` names and bind its flow to the browser that
+        spent it: the cookie value it is to get; None for an unknown, spent or expired one."""
+        ticket = await self.tickets.claim(secret)
+        if ticket is None:
+            return None
+        browser = secrets.token_urlsafe(32)
+        waiting = self._waiting.get(ticket.state)
+        if waiting is not None:
+            waiting.browser = digest(browser)
+        await self.tickets.bind(ticket, browser)
+        return ticket, browser
+
     async def arrive(
-        self, state: str, code: str | None, iss: str | None, error: str | None
+        self,
+        state: str,
+        code: str | None,
+        iss: str | None,
+        error: str | None,
+        browser: str | None,
     ) -> Arrival:
-        """The browser came back with `state`: hand its code (or its error) to the waiting
-        attempt, or relay it to the replica that waits; an unknown state changes nothing."""
+        """The browser came back with `state` and the cookie `browser`: hand its code (or its
+        error) to the waiting attempt, or relay it to the replica that waits. An unknown
+        state, or a browser other than the one that opened the flow's link, changes nothing
+        (the flow goes on waiting for its own browser)."""
+        waiting = self._waiting.get(state)
+        expected = waiting.browser if waiting is not None else None
+        if expected is None:
+            expected = await self.tickets.bound(state)
+        if not same_browser(expected, browser):
+            known = waiting is not None or expected is not None
+            return "refused" if known else "unknown"
         waiting = self._waiting.pop(state, None)
         if waiting is not None and waiting.expires > anyio.current_time():
             if code is not None:
@@ -146,8 +183,9 @@ class PendingSignIns:
 
 
 class FrontSignIn:
-    """One per-user connection attempt's sign-in: the URL is shown by the caller's own
-    request (`PersonalUpstream`), the redirect comes back through `PendingSignIns`."""
+    """One per-user connection attempt's sign-in: its first-hop link is shown by the
+    caller's own request (`PersonalUpstream`), the redirect comes back through
+    `PendingSignIns`."""
 
     def __init__(
         self,
@@ -157,11 +195,14 @@ class FrontSignIn:
         hint: str,
         on_url: Callable[[str | None], None],
         extend: Callable[[float], None],
+        front: str,
     ) -> None:
-        """`on_url` tells the per-user upstream the URL a person must open (None: no longer);
-        `extend` gives the connection attempt the sign-in's time."""
+        """`on_url` tells the per-user upstream the link a person must open (None: no
+        longer); `extend` gives the connection attempt the sign-in's time; `front` is the
+        front's callback URL (the first hop is at its origin)."""
         self.upstream = upstream
         self._owner = owner
+        self._front = urlsplit(front)
         self._pending = pending
         self._hint = hint
         self._on_url = on_url
@@ -175,7 +216,17 @@ class FrontSignIn:
             raise SignInNeeded(self.upstream, "the authorization URL carries no state")
         self._state, self._waiting = state, self._pending.expect(state, self._owner)
         self._extend(SIGN_IN_TIMEOUT + 5.0)
-        self._on_url(authorization_url)
+        ticket = Ticket(
+            state,
+            authorization_url,
+            self.upstream,
+            self._owner,
+            secure=self._front.scheme == "https",
+            expires=time.time() + SIGN_IN_TIMEOUT,
+        )
+        secret = await self._pending.tickets.issue(ticket)
+        query = urlencode({"ticket": secret})
+        self._on_url(f"{self._front.scheme}://{self._front.netloc}{START_ROUTE}?{query}")
 
     async def callback(self) -> AuthorizationCodeResult:
         state, waiting = self._state, self._waiting
@@ -189,3 +240,5 @@ class FrontSignIn:
         finally:
             self._pending.forget(state)
             self._on_url(None)
+            with anyio.CancelScope(shield=True):
+                await self._pending.tickets.forget(state)

@@ -7,7 +7,7 @@ with (`/control/calls`, `/control/tokens`). The front is the router's HTTP app o
 with identities from `tests/support/identity_provider.py`; its audience names `router.test`, a
 name the test's browser resolves to the front, as a DNS name would. Hosts are the SDK's
 client; the one that can show URLs answers URL elicitation by following the link as a
-person signing in would (`Browser`).
+person signing in would (`tests/support/sign_in_browser.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -41,6 +40,7 @@ from tests.support.http_serving import Front, config, http_front, streamable_cli
 from tests.support.identity_provider import EXCHANGE_CLIENT, IdentityProvider, running_provider
 from tests.support.postgres import Postgres
 from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
+from tests.support.sign_in_browser import SignInBrowser
 from tests.support.team_api import running_team_api
 from tests.upstream.auth.test_upstream_auth import SHORT_LIFETIME, Upstream, start_upstream
 
@@ -68,36 +68,6 @@ async def _control(upstream: Upstream, what: str) -> Any:
         return answer.json()
 
 
-class Browser:
-    """A host's URL elicitation, answered by a person called `user` who opens the link,
-    signs in at the upstream's page, and comes back to the router (`router.test` is the
-    front)."""
-
-    def __init__(self, front: Front, user: str) -> None:
-        self.front = front
-        self.user = user
-        self.asked: list[str] = []
-
-    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        assert isinstance(params, types.ElicitRequestURLParams), params
-        self.asked.append(params.url)
-        await self.open(params.url)
-        return types.ElicitResult(action="accept")
-
-    async def open(self, url: str) -> None:
-        """Follow the sign-in link `url` (shown in the host, or named by an error)."""
-        async with httpx2.AsyncClient(timeout=10) as http:
-            login = await http.get(url)  # the authorization endpoint: to its login page
-            assert login.status_code == 302, login.text
-            page = str(login.headers["location"])
-            back = await http.get(f"{page}&user={self.user}")
-            assert back.status_code == 302, back.text
-            callback = urlsplit(str(back.headers["location"]))
-            assert callback.netloc == "router.test" and callback.path == "/oauth/callback"
-            done = await http.get(f"{self.front.url}{callback.path}?{callback.query}")
-            assert done.status_code == 200, done.text
-
-
 def _config(
     provider: IdentityProvider, upstream: Upstream, cache: Path, **router: Any
 ) -> RouterConfig:
@@ -119,7 +89,7 @@ async def _call(
     provider: IdentityProvider,
     who: str,
     tool: str,
-    browser: Browser | None = None,
+    browser: SignInBrowser | None = None,
 ) -> types.CallToolResult:
     headers = {"Authorization": f"Bearer {provider.token(who, AUDIENCE)}"}
     options = {"elicitation_callback": browser} if browser is not None else {}
@@ -138,16 +108,16 @@ async def test_two_principals_each_sign_in_through_the_front_and_call_as_themsel
         cfg = _config(provider, notes, tmp_path / "cache")
         async with http_front(cfg, _policy(cfg)) as front:
             with anyio.fail_after(LIMIT):
-                alice = Browser(front, "alice")
+                alice = SignInBrowser(front.url, "alice")
                 first = await _call(front, provider, "alice", "notes__sign_in", alice)
                 assert "Signed in to notes" in _text(first), _text(first)
                 mine = await _call(front, provider, "alice", "notes__my_notes")
                 assert _text(mine) == "notes of alice: buy milk"
-                bob = Browser(front, "bob")
+                bob = SignInBrowser(front.url, "bob")
                 theirs = await _call(front, provider, "bob", "notes__my_notes", bob)
                 assert _text(theirs) == "notes of bob: buy milk"
                 again = await _call(
-                    front, provider, "alice", "notes__my_notes", Browser(front, "x")
+                    front, provider, "alice", "notes__my_notes", SignInBrowser(front.url, "x")
                 )
                 assert _text(again) == "notes of alice: buy milk"
                 assert len(alice.asked) == 1 and len(bob.asked) == 1
@@ -169,7 +139,9 @@ async def test_another_principal_never_gets_a_token_not_after_a_restart_nor_from
         cfg = _config(provider, notes, cache)
         async with http_front(cfg, _policy(cfg)) as front:
             with anyio.fail_after(LIMIT):
-                await _call(front, provider, "alice", "notes__sign_in", Browser(front, "alice"))
+                await _call(
+                    front, provider, "alice", "notes__sign_in", SignInBrowser(front.url, "alice")
+                )
         records = sorted((cache / PERSONAL_KIND).glob("*.json"))
         assert len(records) == 2  # the one registered client, and alice's tokens
         assert all(b"access_token" not in r.read_bytes() for r in records)  # sealed
@@ -255,7 +227,9 @@ async def test_two_replicas_share_a_principals_tokens_and_spend_its_rotating_ref
         b_cfg = _config(provider, rotating, tmp_path / "b", store=store, secrets_key=key)
         async with http_front(a_cfg, _policy(a_cfg)) as a, http_front(b_cfg, _policy(b_cfg)) as b:
             with anyio.fail_after(LIMIT):
-                signed = await _call(a, provider, "alice", "notes__sign_in", Browser(a, "alice"))
+                signed = await _call(
+                    a, provider, "alice", "notes__sign_in", SignInBrowser(a.url, "alice")
+                )
                 assert "Signed in to notes" in _text(signed), _text(signed)
                 # B has not listed notes yet: its stand-in connects with her stored tokens
                 there = await _call(b, provider, "alice", "notes__sign_in")
@@ -331,7 +305,9 @@ async def test_each_principal_sees_its_own_sign_in_and_a_revoked_one_is_asked_ag
 
         async with http_front(cfg, _policy(cfg)) as front:
             with anyio.fail_after(LIMIT):
-                await _call(front, provider, "alice", "notes__sign_in", Browser(front, "alice"))
+                await _call(
+                    front, provider, "alice", "notes__sign_in", SignInBrowser(front.url, "alice")
+                )
                 mine = (await rest("GET", "/v1/auth", "alice")).json()
                 assert mine["principal"] == "alice"
                 [standing] = mine["upstreams"]
@@ -355,7 +331,7 @@ async def test_each_principal_sees_its_own_sign_in_and_a_revoked_one_is_asked_ag
                 assert asked.is_error and "sign in to notes as yourself" in _text(asked)
 
                 link = _text(asked).split("open ", 1)[1].split(" in a browser", 1)[0]
-                await Browser(front, "alice").open(link)  # she follows the link it names
+                await SignInBrowser(front.url, "alice").open(link)  # she follows the link it names
                 again = await _call(front, provider, "alice", "notes__my_notes")
                 assert _text(again) == "notes of alice: buy milk"
                 gone = await rest("DELETE", "/v1/auth/notes?principal=alice", "ops")
