@@ -30,7 +30,7 @@ from router.config.defaults import (
 )
 from router.config.fields import ExpandedText, Pattern
 from router.config.oauth import OAuthSettings
-from router.config.shaping import ToolTransform, check_transforms
+from router.config.shaping import TaskMode, ToolTransform, check_transforms
 from router.sdk.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
@@ -151,6 +151,9 @@ class _ServerBase(BaseModel):
     """This server's own `router.limits.result_tokens` (0: no limit for its results)."""
     confirm_destructive: bool = False
     """Ask the user before every call to a tool annotated `destructiveHint: true`."""
+    tasks: TaskMode | None = None
+    """Whether this server's calls run as tasks for a host that declared the tasks extension
+    (`TaskSettings`); unset: `router.tasks.mode`. A transform's `tasks` wins."""
     start: Start | None = None
     """This server's own `router.start` (`Start`)."""
     tools: Annotated[dict[Pattern, ToolTransform], AfterValidator(check_transforms)] = Field(
@@ -163,6 +166,33 @@ class _ServerBase(BaseModel):
     def connect_mode(self) -> str:
         """The protocol setting as the SDK `Client(mode=...)` spells it."""
         return "legacy" if self.protocol in HANDSHAKE_PROTOCOL_VERSIONS else self.protocol
+
+
+class TaskSettings(BaseModel):
+    """The `router.tasks` section: how this router runs long calls as tasks for hosts that
+    declare the 2026-07-28 tasks extension (docs/tasks.md), and the bounds on what it keeps
+    of them. A server entry's `tasks` and its transforms' set the mode per tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: TaskMode = "auto"
+    """The mode of a tool whose server entry and transforms say none."""
+    after_ms: int = Field(default=2000, ge=0)
+    """In `auto` mode: a call still running this long becomes a task."""
+    ttl_s: int = Field(default=3600, ge=1)
+    """A task is kept this long from its creation, result included; a call still running
+    then is cancelled, and the task is forgotten."""
+    poll_ms: int = Field(default=1000, ge=1)
+    """The `pollIntervalMs` hosts are told."""
+    max_tasks: int = Field(default=1024, ge=1)
+    """Tasks this router keeps at once, running or holding a result; past it the oldest
+    finished one is forgotten, and with none finished a new task is refused."""
+    per_principal: int = Field(default=32, ge=1)
+    """Tasks one principal may have running at once (with identities; without them every
+    caller is one principal)."""
+    result_bytes: int = Field(default=4 << 20, ge=1024)
+    """The largest result a task keeps (as JSON, after the server's token limit): a larger
+    one fails the task, saying so."""
 
 
 class StdioServer(_ServerBase):

@@ -43,6 +43,7 @@ from router.config.servers import (
     ServerConfig,
     Start,
     StdioServer,
+    TaskSettings,
     Timeouts,
 )
 from router.config.shaping import Endpoint, EndpointName
@@ -234,6 +235,8 @@ class RouterSettings(BaseModel):
     `/healthz` (`router.config.identity.Operators`); none by default."""
     code: CodeSettings = Field(default_factory=CodeSettings)
     """Code mode's limits per run and its sandbox workers (`router.config.code`)."""
+    tasks: TaskSettings = Field(default_factory=TaskSettings)
+    """Long calls as tasks for hosts that declare the tasks extension (`TaskSettings`)."""
     store: Store | None = None
     """A shared PostgreSQL store (`StoreSettings`); unset: the embedded SQLite cache in
     `cache_dir` and in-process exact search, which a single user needs nothing more than."""

@@ -43,6 +43,7 @@ __all__ = [
     "Endpoint",
     "EndpointName",
     "EndpointPolicy",
+    "TaskMode",
     "ToolTransform",
     "check_transforms",
     "is_glob",
@@ -52,6 +53,11 @@ ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,128}$")
 """MCP's tool-name characters (letters, digits, `_`, `-`, `.`, `/`), 1 to 128 of them."""
 
 _GLOB = re.compile(r"[*?\[]")
+
+TaskMode = Literal["never", "auto", "always"]
+"""Whether a host that declared the tasks extension gets a call as a task
+(`router.config.servers.TaskSettings`): `never` (it answers in its request), `auto` (once it
+runs past `router.tasks.after_ms`, or asks the host something), `always` (at once)."""
 
 
 def is_glob(key: str) -> bool:
@@ -93,6 +99,9 @@ class ToolTransform(BaseModel):
     annotations: AnnotationOverrides = Field(default_factory=AnnotationOverrides)
     """Set over the upstream's annotations: `destructiveHint: true` makes
     `confirm_destructive` and policy treat the tool as destructive."""
+    tasks: TaskMode | None = None
+    """Whether its calls run as tasks for a host that declared the tasks extension
+    (`TaskMode`): over the server entry's `tasks`; a tool's own key over a glob."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ToolTransform:

@@ -14,7 +14,7 @@ run.
 What each rule means for the handlers behind it (they ask the `Access`, never the token):
 - `tools`: listing, search, calls, `read_result`: tools outside the view do not exist for
   the caller (`Visibility`, `ToolNames`, `Searcher`); coverage names only the servers the
-  view sees.
+  view sees. A task (`tasks/*`) is its principal's alone (`router.server.tasks.table`).
 - `servers`: resources, templates, prompts, completion, subscriptions and listen streams are
   served from the upstreams the view may see (`visible_upstreams`): another server's are
   unknown, exactly as ones that never existed.
@@ -60,6 +60,9 @@ MCP_RULES: Mapping[str, Rule] = {
     "prompts/get": "servers",
     "completion/complete": "servers",
     "subscriptions/listen": "servers",
+    "tasks/get": "tools",
+    "tasks/update": "tools",
+    "tasks/cancel": "tools",
 }
 """Every request method the router serves, and what it may reach."""
 NOTIFICATION_RULES: Mapping[str, Rule] = {

@@ -12,9 +12,10 @@ import mcp_types as types
 from router.core.catalog import ToolRecord
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
+from router.server.tasks.wire import CreatedTask
 from router.upstream.connection.host_requests import InputAnswers
 
-Answer = types.CallToolResult | types.InputRequiredResult
+Answer = types.CallToolResult | types.InputRequiredResult | CreatedTask
 
 
 @dataclass(slots=True)
@@ -29,6 +30,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     answers: InputAnswers | None = None
+    may_be_task: bool = False
+    """A host's own `tools/call` (not a code-mode program's): it may become a task
+    (`router.server.tasks.runner`)."""
     record: ToolRecord | None = None
     seal: str | None = None
     answer: Answer | None = None
@@ -37,7 +41,8 @@ class ToolCall:
     outcome: str | None = None
     """What a stage decided that the answer alone does not say, for the audit trail:
     `confirmed` (the user said yes) or `declined` (`authorize`), `over-quota` (`meter`),
-    `sign-in-needed` (`forward`: the caller must sign in to the upstream first)."""
+    `sign-in-needed` (`forward`: the caller must sign in to the upstream first), `task`
+    (`forward`: the call runs on as a task)."""
     finish: list[Callable[[], None]] = field(default_factory=list)
     """Run once the call ends, however it ends."""
     slot: Callable[[], None] | None = None

@@ -20,7 +20,8 @@ from router.core.meta_tools import (
     search_arguments,
 )
 from router.server.calls import audit
-from router.server.calls.pipeline import run_call
+from router.server.calls.call import Answer
+from router.server.calls.pipeline import run_call, run_program_call
 from router.server.calls.stages.limit import owner
 from router.server.calls.validation import validate_arguments
 from router.server.code_mode import tools as code_tools
@@ -33,18 +34,18 @@ from router.upstream.connection.host_requests import InputAnswers
 
 
 @errors_as_mcp
-async def call_tool(
-    ctx: Context, params: types.CallToolRequestParams
-) -> types.CallToolResult | types.InputRequiredResult:
+async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> Answer:
+    """`tools/call` (registered by method: the SDK's `on_call_tool` knows no task answer)."""
     state = ctx.lifespan_context
     arguments = dict(params.arguments or {})
     answers = InputAnswers(params.input_responses, params.request_state)
     if state.settings.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
         # pass-through lists upstream tools only, and one may be named like a meta-tool
-        return await run_call(ctx, state, params.name, arguments, answers)
+        return await run_call(ctx, state, params.name, arguments, answers, may_be_task=True)
     in_code_mode = state.code is not None and state.settings.mode == "code"
     if in_code_mode and params.name in code_tools.NAMES:  # code mode's own tools
-        run = partial(code_tools.call, ctx, state, params.name, arguments, answers, run_call)
+        forward = run_program_call
+        run = partial(code_tools.call, ctx, state, params.name, arguments, answers, forward)
         if state.audit is None or params.name == SEARCH_TOOLS:
             return await run()
         # the program's run on the trail; each tool call it makes is a line of its own
@@ -65,8 +66,8 @@ async def call_tool(
             raise InvalidParams("call_tool: field 'arguments' must be an object")
         if name == READ_RESULT:
             return await _read_result(ctx, state, inner)
-        return await run_call(ctx, state, name, dict(inner), answers)
-    return await run_call(ctx, state, params.name, arguments, answers)
+        return await run_call(ctx, state, name, dict(inner), answers, may_be_task=True)
+    return await run_call(ctx, state, params.name, arguments, answers, may_be_task=True)
 
 
 async def _read_result(

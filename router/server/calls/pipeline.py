@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import mcp_types as types
+
 from router.server.calls import audit, refusals
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.stages.authorize import authorize
@@ -25,6 +27,7 @@ from router.server.calls.stages.shape import shape
 from router.server.calls.stages.validate import validate
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
+from router.server.tasks.wire import CreatedTask
 from router.upstream.connection.host_requests import InputAnswers
 
 Stage = Callable[[ToolCall], Awaitable[None]]
@@ -47,6 +50,8 @@ async def run_call(
     name: str,
     arguments: dict[str, Any],
     answers: InputAnswers | None = None,
+    *,
+    may_be_task: bool = False,
 ) -> Answer:
     """Run the call named `name` through every stage; its answer for the host.
 
@@ -54,8 +59,24 @@ async def run_call(
     JSON-RPC errors); a failing upstream gives an `isError` result. With `router.audit`,
     the decision is written to the trail before the answer goes back
     (`router.server.calls.audit`). A caller past its rate of refused calls is answered as
-    over quota before any stage runs (`router.server.calls.refusals`)."""
-    return await refusals.rated(ToolCall(ctx, state, name, arguments, answers), _audited)
+    over quota before any stage runs (`router.server.calls.refusals`). `may_be_task`: a
+    host's own call, which may run on as a task (`router.server.tasks.runner`)."""
+    call = ToolCall(ctx, state, name, arguments, answers, may_be_task=may_be_task)
+    return await refusals.rated(call, _audited)
+
+
+async def run_program_call(
+    ctx: Context,
+    state: RouterState,
+    name: str,
+    arguments: dict[str, Any],
+    answers: InputAnswers | None = None,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """`run_call` for a code-mode program's call, which never becomes a task."""
+    answer = await run_call(ctx, state, name, arguments, answers)
+    if isinstance(answer, CreatedTask):
+        raise RuntimeError(f"{name}: a program's call became a task")
+    return answer
 
 
 async def _audited(call: ToolCall) -> Answer:

@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as types
@@ -52,12 +52,18 @@ from pydantic import ValidationError
 
 from router.core.errors import UpstreamTimeout
 from router.sdk.internals import connection_of
-from router.server.calls.held_calls import HeldCall
 from router.upstream.connection.host_requests import HostRequest
 
 logger = logging.getLogger(__name__)
 
 _R = TypeVar("_R", bound=types.Result)
+
+
+class Asker(Protocol):
+    """Who answers an upstream's questions for a call no host request waits on: a held call
+    (`router.server.calls.held_calls`), or a task (`router.server.tasks`)."""
+
+    async def ask(self, request: Any, result_type: type[_R]) -> _R | types.ErrorData: ...
 
 
 @dataclass(eq=False)
@@ -72,8 +78,8 @@ class _Caller:
     meta: Mapping[str, Any] | None = None
     delivering: int = 0
     """Log messages for this call being written to the host now."""
-    held: HeldCall | None = None
-    """A 2026-07-28 host's call held open: its questions wait for the host's retry."""
+    held: Asker | None = None
+    """A call held open, or a task's: its questions wait for the host's retry or update."""
     delivered: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -139,7 +145,7 @@ class HostRelay:
 
     @asynccontextmanager
     async def calling(
-        self, ctx: ServerRequestContext[Any, Any], upstream: str, held: HeldCall | None = None
+        self, ctx: ServerRequestContext[Any, Any], upstream: str, held: Asker | None = None
     ) -> AsyncIterator[None]:
         """While the host's request `ctx` is forwarded to `upstream`. On the way out it lets
         the call's log messages reach the host first: the SDK hands them over in tasks of

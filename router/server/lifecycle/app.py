@@ -52,6 +52,7 @@ from router.server.listing.passthrough import every_tool, listing_key, records_k
 from router.server.listing.routes import Routes, owner_of_uri, routes_of
 from router.server.results.kept import KeptResults
 from router.server.sessions.listen import ListenStreams
+from router.server.tasks.methods import Tasks, serve_tasks
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
@@ -185,6 +186,7 @@ async def _router_state(
                 approvals=approvals,
                 sealer=sealer,
                 held=HeldCalls(sealer),
+                tasks=Tasks.from_config(config),
                 store=store,
                 kept=KeptResults.from_config(config),
                 era=era,
@@ -198,6 +200,7 @@ async def _router_state(
             task_group.start_soon(_load_model, embedder, state, usage_dir, reranker)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
+            await task_group.start(state.tasks.run)
             if state.code is not None:  # code mode: the sandbox's workers start warm
                 await task_group.start(state.code.run)
             task_group.start_soon(state.list_changes.run, index, _listing_of(state))
@@ -362,7 +365,6 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         on_list_tools=tools_list.list_tools,
-        on_call_tool=dispatch.call_tool,
         on_list_resources=aggregate.list_resources,
         on_list_resource_templates=aggregate.list_resource_templates,
         on_read_resource=errors_as_mcp(aggregate.read_resource),
@@ -382,6 +384,8 @@ def build_server(
     server.middleware.append(count_requests)  # requests by surface and method (/metrics)
     # The one door: a method without a rule is refused; every other runs with its Access.
     server.middleware.append(authorize)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, dispatch.call_tool)
+    serve_tasks(server)  # the tasks extension: advertised, its methods served
     server.middleware.append(tell_instructions)  # what the caller may see is behind the door
     # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
     # 2026-07-28; the handshake revisions have it.

@@ -44,6 +44,7 @@ from router.server.results.kept import KeptResults
 from router.server.sessions.connections import ConnectionMemory
 from router.server.sessions.listen import ListenStreams
 from router.server.sessions.subscriptions import HostSubscriptions
+from router.server.tasks.table import Tasks
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 from router.upstream import UpstreamPool
@@ -85,6 +86,8 @@ class RouterState:
     connections: ConnectionMemory = field(default_factory=ConnectionMemory)
     held: HeldCalls = field(default_factory=HeldCalls)
     """2026-07-28 hosts' calls held open while a handshake-era upstream asks mid-call."""
+    tasks: Tasks = field(default_factory=Tasks)
+    """Calls run as tasks for hosts that declared the tasks extension (`router.server.tasks`)."""
     listen: ListenStreams | None = None
     """2026-07-28 hosts' `subscriptions/listen` streams and what is published on them."""
     era: HostEra | None = None

@@ -170,6 +170,13 @@ async def _unsubscribe(client: Client) -> None:
     await client.unsubscribe_resource("shop://items/unsubscribed")
 
 
+async def _task_request(client: Client, method: str) -> None:
+    """A task method on a guessed id (a task is its creator's alone: tests/server/tasks)."""
+    params = {"taskId": "guessed", "inputResponses": {}}
+    request = types.Request[dict[str, Any] | None, str](method=method, params=params)
+    await client.session.send_request(request, types.EmptyResult)
+
+
 SAMPLES: dict[str, tuple[str, Sample]] = {
     # method: (the client's era, a request for the upstream `shop`'s things)
     "initialize": ("legacy", lambda client: client.send_ping()),  # every client opens with it
@@ -193,6 +200,9 @@ SAMPLES: dict[str, tuple[str, Sample]] = {
         lambda client: client.complete(SHOP_PROMPT, {"name": "sku", "value": ""}),
     ),
     "subscriptions/listen": ("2026-07-28", _listen),
+    "tasks/get": ("2026-07-28", lambda client: _task_request(client, "tasks/get")),
+    "tasks/update": ("2026-07-28", lambda client: _task_request(client, "tasks/update")),
+    "tasks/cancel": ("2026-07-28", lambda client: _task_request(client, "tasks/cancel")),
 }
 """A real request for every method of `MCP_RULES`; a method added there needs one here."""
 BACKGROUND = (

@@ -8,7 +8,8 @@ handshake, which asks mid-call, becomes a held call (`router.server.calls.held_c
 Progress is relayed only when the host asked (the upstream's progress still pushes the call
 timeout back, `router.upstream.failures.ProgressClock`). The call is timed, counted and
 traced here; the SDK's client span inside this one carries the trace on in the upstream's
-`_meta`."""
+`_meta`. A host that declared the tasks extension may get a new call as a task instead
+(`router.server.tasks.runner`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from router.server.calls.call import Answer, ToolCall
 from router.server.calls.held_calls import HeldCall
 from router.server.lifecycle.errors import tool_error_result
 from router.server.lifecycle.requests import is_modern, wants_progress
+from router.server.tasks import runner as tasks
+from router.server.tasks.wire import CreatedTask
 from router.upstream.connection.capabilities import for_host
 
 logger = logging.getLogger(__name__)
@@ -48,6 +51,9 @@ async def forward(call: ToolCall) -> None:
         if isinstance(answer, types.CallToolResult) and answer.is_error:
             state.metrics.tool_error(tool.server)
             failed(current, "tool error")
+    if isinstance(answer, CreatedTask):  # the call runs on; `tasks/get` has its outcome
+        call.end(answer)
+        return
     if isinstance(answer, types.InputRequiredResult):  # the upstream's question, for the host
         call.end(answer if call.seal is None else state.approvals.sealed(answer, call.seal))
         return
@@ -56,6 +62,11 @@ async def forward(call: ToolCall) -> None:
 
 async def _answer(call: ToolCall, progress: ProgressFnT | None) -> Answer:
     ctx, state, tool, answers = call.ctx, call.state, call.tool, call.answers
+    retry = answers is not None and (answers.responses or answers.state) is not None
+    if not retry and call.seal is None:  # a new call, which may run on as a task
+        task = await tasks.started(call)
+        if task is not None:
+            return task
     if is_modern(ctx) and call.seal is None and _held_here(call):
         return await _held(call, progress)
     async with state.relay.calling(ctx, tool.server):

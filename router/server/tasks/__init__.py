@@ -1,0 +1,1 @@
+"""Long calls as tasks: the 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`)."""

@@ -1,0 +1,204 @@
+"""Long calls as tasks (the 2026-07-28 tasks extension), on one router: a real HTTP front with
+identities, real upstream processes (`tests/upstreams/gated.py`, whose jobs end when released
+or cancelled, and `asking.py`, which elicits), and a host speaking the extension's wire."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+
+from router.config import RouterConfig
+from router.server.http.auth.security import SecurityPolicy
+from tests.support.http_serving import SCRIPTS, http_front, until_ready
+from tests.support.identity_provider import IdentityProvider, module_provider
+from tests.support.tasks_host import EXTENSION, Host, Refused, until_logged
+
+pytestmark = pytest.mark.processes
+provider = module_provider
+AUDIENCE = "https://router.test/mcp"
+
+
+@asynccontextmanager
+async def front(
+    provider: IdentityProvider, tmp_path: Path, **router: Any
+) -> AsyncIterator[dict[str, Host]]:
+    """A front serving `gated` (tasks `always`, but `release` never) and `asking` (reached
+    over the handshake, tasks `always`); a host per principal, alice's also without the
+    extension (`plain`)."""
+    gated = {
+        "command": sys.executable,
+        "args": [str(SCRIPTS / "gated.py"), str(tmp_path / "gated.log")],
+        "tasks": "always",
+        "tools": {"release": {"tasks": "never"}},
+    }
+    asking = {
+        "command": sys.executable,
+        "args": [str(SCRIPTS / "asking.py")],
+        "protocol": "legacy",
+        "tasks": "always",
+    }
+    cfg = RouterConfig.model_validate(
+        {
+            "mcpServers": {"gated": gated, "asking": asking},
+            "router": {
+                "cache_dir": str(tmp_path / "cache"),
+                "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+                "audit": {"path": str(tmp_path / "trail.jsonl")},
+                **router,
+            },
+        }
+    )
+    policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+    async with http_front(cfg, policy) as running, httpx2.AsyncClient(timeout=20) as http:
+        with anyio.fail_after(60):
+            await until_ready(running.state)
+        elicits = {"elicitation": {"form": {}}}
+
+        def host(who: str, **kwargs: Any) -> Host:
+            return Host(http, running.mcp, provider.token(who, AUDIENCE), **kwargs)
+
+        yield {
+            "alice": host("alice", capabilities=elicits),
+            "bob": host("bob", capabilities=elicits),
+            "plain": host("alice", declares=False),
+        }
+
+
+def _trail(tmp_path: Path) -> list[dict[str, Any]]:
+    lines = (tmp_path / "trail.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+async def test_an_always_tool_runs_as_a_task_polled_to_its_result_by_its_principal_only(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path) as hosts:
+        alice, bob, plain = hosts["alice"], hosts["bob"], hosts["plain"]
+        with anyio.fail_after(60):
+            discovered = await alice.request("server/discover", {})
+            assert EXTENSION in discovered["capabilities"]["extensions"]
+            assert "tasks" not in discovered["capabilities"]
+
+            task = await alice.call("gated__job", {"key": "a"})
+            assert task["resultType"] == "task"
+            assert task["status"] == "working"
+            assert {"taskId", "createdAt", "lastUpdatedAt"} <= set(task)
+            assert isinstance(task["ttlMs"], int) and isinstance(task["pollIntervalMs"], int)
+            assert not {"result", "error", "inputRequests", "requestState", "task"} & set(task)
+            task_id = task["taskId"]
+            working = await alice.get(task_id)
+            assert (working["resultType"], working["status"]) == ("complete", "working")
+            assert "result" not in working
+            await until_logged(tmp_path / "gated.log", "started a")
+
+            # another principal, and a guessed id, find no task
+            for method in ("tasks/get", "tasks/cancel"):
+                for who, which in ((bob, task_id), (alice, task_id[:-2] + "xx")):
+                    with pytest.raises(Refused) as refused:
+                        await who.request(method, {"taskId": which})
+                    assert refused.value.code == types.INVALID_PARAMS
+            # a request that did not declare the extension: no task methods, no task
+            with pytest.raises(Refused) as undeclared:
+                await plain.request("tasks/get", {"taskId": task_id})
+            assert undeclared.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+            assert EXTENSION in undeclared.value.data["requiredCapabilities"]["extensions"]
+            await plain.call("gated__release", {"key": "sync"})
+            synchronous = await plain.call("gated__job", {"key": "sync"})
+            assert "taskId" not in synchronous
+            assert synchronous["content"][0]["text"] == "done sync"
+            # methods the extension does not have
+            for gone in ("tasks/result", "tasks/list"):
+                with pytest.raises(Refused) as missing:
+                    await alice.request(gone, {"taskId": task_id})
+                assert missing.value.code == types.METHOD_NOT_FOUND
+            # over HTTP, Mcp-Name names the task of the body
+            with pytest.raises(Refused) as mismatched:
+                await alice.request("tasks/get", {"taskId": task_id}, name="another")
+            assert (mismatched.value.status, mismatched.value.code) == (400, -32020)
+
+            released = await alice.call("gated__release", {"key": "a"})
+            assert released["content"][0]["text"] == "released a"
+            done = await alice.until(task_id, "completed")
+            assert done["result"]["content"][0]["text"] == "done a"
+            assert not done["result"].get("isError")
+            assert "_meta" not in done["result"] or not done["result"]["_meta"].get(
+                "io.modelcontextprotocol/related-task"
+            )
+            # a tool's own error is a completed task whose result says so
+            broken = await alice.call("gated__broken", {})
+            failed = await alice.until(broken["taskId"], "completed")
+            assert failed["result"]["isError"] is True
+
+    records = [r for r in _trail(tmp_path) if r.get("principal", {}).get("sub") == "alice"]
+    calls = [r for r in records if r["kind"] == "tool-call" and r["tool"] == "gated__job"]
+    assert [r["outcome"] for r in calls] == ["task", "ran"]  # the task, then the plain call
+    statuses = [r["outcome"] for r in records if r["kind"] == "task" and r["name"] == "gated__job"]
+    assert statuses == ["working", "completed"]
+    assert all(task_id not in json.dumps(r) for r in records)
+
+
+async def test_a_cancelled_task_cancels_its_upstream_call_and_gives_back_its_place(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    quotas = {"default": {"concurrent_calls": 1}}
+    async with front(provider, tmp_path, quotas=quotas) as hosts:
+        alice = hosts["alice"]
+        log = tmp_path / "gated.log"
+        with anyio.fail_after(60):
+            task = await alice.call("gated__job", {"key": "c"})
+            await until_logged(log, "started c")
+            # the task's upstream call holds alice's one place in flight
+            over = await alice.call("gated__release", {"key": "x"})
+            assert over["isError"] is True and "mcp-router/quota" in over["_meta"]
+
+            ack = await alice.request("tasks/cancel", {"taskId": task["taskId"]})
+            assert ack == {"resultType": "complete", **{k: ack[k] for k in ack if k == "_meta"}}
+            assert (await alice.get(task["taskId"]))["status"] == "cancelled"
+            await until_logged(log, "cancelled c")
+            assert "released c" not in log.read_text("utf-8")
+            again = await alice.request("tasks/cancel", {"taskId": task["taskId"]})
+            assert again["resultType"] == "complete" and "status" not in again
+            while True:  # the place comes back once the upstream call has ended
+                admitted = await alice.call("gated__release", {"key": "y"})
+                if not admitted.get("isError"):
+                    break
+                await anyio.sleep(0.05)
+    statuses = [r["outcome"] for r in _trail(tmp_path) if r["kind"] == "task"]
+    assert statuses == ["working", "cancelled"]
+
+
+async def test_an_elicitation_mid_task_is_answered_with_tasks_update(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path) as hosts:
+        alice, bob = hosts["alice"], hosts["bob"]
+        with anyio.fail_after(60):
+            task = await alice.call("asking__ask_user", {"question": "Which colour?"})
+            asked = await alice.until(task["taskId"], "input_required")
+            (key, question), *others = asked["inputRequests"].items()
+            assert others == []
+            assert question["method"] == "elicitation/create"
+            assert question["params"]["message"] == "Which colour?"
+            answer = {key: {"action": "accept", "content": {"answer": "blue"}}}
+            with pytest.raises(Refused) as refused:  # not bob's to answer
+                await bob.request(
+                    "tasks/update", {"taskId": task["taskId"], "inputResponses": answer}
+                )
+            assert refused.value.code == types.INVALID_PARAMS
+            ack = await alice.request(
+                "tasks/update", {"taskId": task["taskId"], "inputResponses": answer}
+            )
+            assert ack["resultType"] == "complete"
+            done = await alice.until(task["taskId"], "completed")
+            assert "blue" in done["result"]["content"][0]["text"]
+    statuses = [r["outcome"] for r in _trail(tmp_path) if r["kind"] == "task"]
+    assert statuses == ["working", "input_required", "working", "completed"]
