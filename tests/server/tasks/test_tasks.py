@@ -29,7 +29,7 @@ AUDIENCE = "https://router.test/mcp"
 
 @asynccontextmanager
 async def front(
-    provider: IdentityProvider, tmp_path: Path, **router: Any
+    provider: IdentityProvider, tmp_path: Path, gated_tasks: str = "always", **router: Any
 ) -> AsyncIterator[dict[str, Host]]:
     """A front serving `gated` (tasks `always`, but `release` never) and `asking` (reached
     over the handshake, tasks `always`); a host per principal, alice's also without the
@@ -37,7 +37,7 @@ async def front(
     gated = {
         "command": sys.executable,
         "args": [str(SCRIPTS / "gated.py"), str(tmp_path / "gated.log")],
-        "tasks": "always",
+        "tasks": gated_tasks,
         "tools": {"release": {"tasks": "never"}},
     }
     asking = {
@@ -61,7 +61,7 @@ async def front(
     async with http_front(cfg, policy) as running, httpx2.AsyncClient(timeout=20) as http:
         with anyio.fail_after(60):
             await until_ready(running.state)
-        elicits = {"elicitation": {"form": {}}}
+        elicits: dict[str, Any] = {"elicitation": {"form": {}}}
 
         def host(who: str, **kwargs: Any) -> Host:
             return Host(http, running.mcp, provider.token(who, AUDIENCE), **kwargs)
@@ -110,7 +110,8 @@ async def test_an_always_tool_runs_as_a_task_polled_to_its_result_by_its_princip
             with pytest.raises(Refused) as undeclared:
                 await plain.request("tasks/get", {"taskId": task_id})
             assert undeclared.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
-            assert EXTENSION in undeclared.value.data["requiredCapabilities"]["extensions"]
+            data = undeclared.value.data
+            assert data is not None and EXTENSION in data["requiredCapabilities"]["extensions"]
             await plain.call("gated__release", {"key": "sync"})
             synchronous = await plain.call("gated__job", {"key": "sync"})
             assert "taskId" not in synchronous
@@ -202,3 +203,37 @@ async def test_an_elicitation_mid_task_is_answered_with_tasks_update(
             assert "blue" in done["result"]["content"][0]["text"]
     statuses = [r["outcome"] for r in _trail(tmp_path) if r["kind"] == "task"]
     assert statuses == ["working", "input_required", "working", "completed"]
+
+
+async def test_an_auto_call_becomes_a_task_only_past_its_threshold_and_within_its_share(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    tasks = {"mode": "auto", "after_ms": 300, "per_principal": 1}
+    async with front(provider, tmp_path, gated_tasks="auto", tasks=tasks) as hosts:
+        alice = hosts["alice"]
+        log = tmp_path / "gated.log"
+        with anyio.fail_after(60):
+            await alice.call("gated__release", {"key": "quick"})
+            quick = await alice.call("gated__job", {"key": "quick"})
+            assert "taskId" not in quick and quick["content"][0]["text"] == "done quick"
+
+            long = await alice.call("gated__job", {"key": "long"})
+            assert long["resultType"] == "task"
+            assert (await alice.get(long["taskId"]))["status"] == "working"
+
+            # alice's one running task is her share: another long call answers in its request
+            answers: list[dict[str, Any]] = []
+
+            async def second() -> None:
+                answers.append(await alice.call("gated__job", {"key": "second"}))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(second)
+                await until_logged(log, "started second")
+                await alice.call("gated__release", {"key": "second"})
+            assert "taskId" not in answers[0]
+            assert answers[0]["content"][0]["text"] == "done second"
+
+            await alice.call("gated__release", {"key": "long"})
+            done = await alice.until(long["taskId"], "completed")
+            assert done["result"]["content"][0]["text"] == "done long"
