@@ -12,6 +12,8 @@ __all__ = [
     "DEFAULT_HTTP_PORT",
     "DEFAULT_IDLE_STOP",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_NAMES_AFTER_K",
+    "DEFAULT_NAME_LINE_CHARS",
     "DEFAULT_PING_INTERVAL",
     "DEFAULT_RESULT_TOKENS",
     "DEFAULT_SUMMARY_TOKENS",
@@ -34,3 +36,7 @@ DEFAULT_SUMMARY_TOKENS = 250
 """`router.servers_summary_tokens`: the directory of the six example servers takes about 150
 (benchmarks/results/listing-tokens.json, `servers_summary`); a config of many servers with long
 descriptions is cut to this, a few hundred tokens being what a model reads at every turn."""
+DEFAULT_NAMES_AFTER_K = 5
+"""`router.names_after_k`: chosen on the dev halves by benchmarks/names_beyond.py
+(benchmarks/results/names-beyond.json)."""
+DEFAULT_NAME_LINE_CHARS = 80

@@ -22,6 +22,8 @@ __all__ = ["LIVE_SETTINGS", "ConfigDiff", "config_diff", "upstream_identity"]
 LIVE_SETTINGS = frozenset(
     {
         "k",
+        "names_after_k",
+        "name_line_chars",
         "servers_summary_tokens",
         "pin",
         "policy",

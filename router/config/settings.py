@@ -28,6 +28,8 @@ from router.config.defaults import (
     DEFAULT_HTTP_PORT,
     DEFAULT_IDLE_STOP,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_NAME_LINE_CHARS,
+    DEFAULT_NAMES_AFTER_K,
     DEFAULT_PING_INTERVAL,
     DEFAULT_RESULT_TOKENS,
     DEFAULT_SUMMARY_TOKENS,
@@ -176,6 +178,13 @@ class RouterSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     k: int = Field(default=5, ge=1, le=100)
+    names_after_k: int = Field(default=DEFAULT_NAMES_AFTER_K, ge=0, le=50)
+    """How many tools past the top k a `search_tools` answer names, each on one line (its
+    name and the start of its description) without its schema: a model that sees the tool
+    it meant there asks for it by name (benchmarks/names_beyond.py chose the default); 0
+    names none."""
+    name_line_chars: int = Field(default=DEFAULT_NAME_LINE_CHARS, ge=20, le=300)
+    """The most characters of description on each of those lines."""
     servers_summary_tokens: int = Field(default=DEFAULT_SUMMARY_TOKENS, ge=0, le=2000)
     """The token budget (cl100k) of the servers' directory that the `initialize`
     instructions and `search_tools`' description carry: each server's name, tool count and

@@ -30,6 +30,7 @@ errors, `isError` tool results and HTTP statuses, for every surface, by type alo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 _MAX_REPORTED_PROBLEMS = 5
@@ -80,13 +81,21 @@ class ToolNotFound(InvalidParams):
 
 
 class ArgumentsInvalid(InvalidParams):
-    """The arguments break the schema; the message names every offending field."""
+    """The arguments break the schema; the message names every offending field, and `data`
+    carries the tool's `inputSchema` where one is given (`router.server.calls.validation`
+    gives it when it is small enough for an error)."""
 
-    def __init__(self, tool: str, problems: list[str]) -> None:
+    def __init__(
+        self, tool: str, problems: list[str], schema: Mapping[str, Any] | None = None
+    ) -> None:
         shown = problems[:_MAX_REPORTED_PROBLEMS]
         more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
         message = f"invalid arguments for {tool}: " + "; ".join(shown) + more
-        super().__init__(message, {"problems": problems})
+        data: dict[str, Any] = {"problems": problems}
+        if schema is not None:  # the model that guessed at the arguments can read them here
+            message += "; call again with arguments that match the tool's inputSchema (in data)"
+            data["inputSchema"] = dict(schema)
+        super().__init__(message, data)
         self.problems = problems
 
 

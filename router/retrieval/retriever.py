@@ -132,8 +132,11 @@ class Retriever:
         query_vectors: Vectors | None = None,
         lift: Mapping[ToolKey, float] | None = None,
         hidden: AbstractSet[int] = frozenset(),
+        more: int = 0,
     ) -> list[ScoredTool]:
-        """The pinned tools, then the best `k` tools (or those fitting `budget` tokens).
+        """The pinned tools, then the best `k` tools (or those fitting `budget` tokens), then
+        `more` behind them (the best `k` are the same with or without them: a server's share
+        is of the top `k`).
 
         `query_vectors` lets a caller that already embedded the query (and its step parts,
         see `embed_query`) skip embedding it again. `lift` raises tools called after similar
@@ -146,7 +149,7 @@ class Retriever:
             raise RouterError(f"search mode {mode} needs an embedding model; use bm25")
         if budget is not None and tool_tokens is None:
             raise ValueError("a token budget needs a tool_tokens function")
-        depth = min(max(CANDIDATE_DEPTH, k or 0) + len(hidden), len(self.catalog.records))
+        depth = min(max(CANDIDATE_DEPTH, (k or 0) + more) + len(hidden), len(self.catalog.records))
         texts = self.query_texts(query)
         if mode is not SearchMode.BM25 and query_vectors is None:
             assert self._embedder is not None  # dense alone reads the whole query only
@@ -172,7 +175,8 @@ class Retriever:
             servers,
         )
         order = [p for p in self.pins if p not in hidden] + named + rest
-        chosen = self._select(order, k, budget, tool_tokens)
+        shown = k + more if k is not None and budget is None else k
+        chosen = self._select(order, shown, budget, tool_tokens)
         return [
             self._scored(position, rank, scores.get(position, 0.0), signals, position in named)
             for rank, position in enumerate(chosen, start=1)

@@ -397,3 +397,13 @@ def test_router_store_is_a_url_or_a_section() -> None:
 def test_a_bad_store_names_its_field(store: object, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         parse_config({"mcpServers": {}, "router": {"store": store}})
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("names_after_k", -1), ("names_after_k", "ten"), ("name_line_chars", 5)]
+)
+def test_a_bad_names_after_k_or_line_length_names_the_field(
+    tmp_path: Path, key: str, value: object
+) -> None:
+    message = load_error(tmp_path, {"mcpServers": {}, "router": {key: value}})
+    assert f"router.{key}" in message

@@ -18,6 +18,7 @@ from benchmarks import (
     listing_tokens,
     model_experiment,
     model_tables,
+    names_beyond,
     no_match,
     rerank,
     server_signal,
@@ -25,6 +26,7 @@ from benchmarks import (
 from benchmarks.suite import cli as bench_cli
 from benchmarks.suite import readme
 from router.accounting.tokens import TokenCounter
+from router.config.defaults import DEFAULT_NAME_LINE_CHARS, DEFAULT_NAMES_AFTER_K
 from router.core.catalog import Catalog, ToolSpec
 
 RESULTS = listing_tokens.HERE / "results"
@@ -150,6 +152,19 @@ def test_no_match_section_is_its_result_rendered() -> None:
     result = _result("no-match.json")
     body = no_match.markdown(result)
     assert _in_sync(no_match.README, no_match.START, no_match.END, body)
+
+
+def test_names_beyond_section_is_its_result_rendered() -> None:
+    report = _result("names-beyond.json")
+    assert report["summary"] == names_beyond.summarise(report)  # the choice is the figures'
+    body = names_beyond.markdown(report)
+    assert _in_sync(names_beyond.README, names_beyond.START, names_beyond.END, body)
+
+
+def test_the_default_names_after_k_is_the_one_measured() -> None:
+    report = _result("names-beyond.json")
+    assert report["summary"]["chosen"] == DEFAULT_NAMES_AFTER_K
+    assert report["line_chars"] == DEFAULT_NAME_LINE_CHARS
 
 
 def test_server_signal_section_is_its_result_rendered() -> None:

@@ -86,7 +86,7 @@ async def _search_tools(
     ctx: Context, state: RouterState, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
     query, k = search_arguments(arguments)
-    found = await search(state.searcher, query, k, connection=connection(ctx))
+    found = await search(state.searcher, query, k, connection=connection(ctx), nearby=True)
     if state.settings.mode == "dynamic" and not is_modern(ctx):
         names = tuple(r.qualified_name for r in found.results)
         if state.connections.listed.get(connection(ctx)) != names:

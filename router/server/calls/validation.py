@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from router.accounting.formats import normalise_schema
 from router.core.errors import ArgumentsInvalid
 
 if TYPE_CHECKING:  # jsonschema loads on the first call (or while the model loads at start)
@@ -58,7 +59,21 @@ def validate_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[
         return
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if errors:
-        raise ArgumentsInvalid(tool, [_describe(error) for error in errors])
+        problems = [_describe(error) for error in errors]
+        raise ArgumentsInvalid(tool, problems, _shown_schema(schema))
+
+
+MAX_SCHEMA_CHARS = 16_000
+"""An input schema longer than this (as compact JSON) is left out of an argument error: a
+JSON-RPC error stays small, and such a tool's schema is one `search_tools` away (its name
+as the query)."""
+
+
+def _shown_schema(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The schema as `search_tools` shows it, for the error's data; None when too long."""
+    shown = normalise_schema(schema)
+    fits = len(json.dumps(shown, separators=(",", ":"), default=str)) <= MAX_SCHEMA_CHARS
+    return shown if fits else None
 
 
 def _describe(error: jsonschema.exceptions.ValidationError) -> str:

@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from router.config import DEFAULT_RESULT_TOKENS, RouterConfig, name_rules
-from router.config.defaults import DEFAULT_SUMMARY_TOKENS
+from router.config.defaults import (
+    DEFAULT_NAME_LINE_CHARS,
+    DEFAULT_NAMES_AFTER_K,
+    DEFAULT_SUMMARY_TOKENS,
+)
 from router.config.diff import LIVE_PARTS, LIVE_SETTINGS
 from router.config.quotas import Quota
 from router.core.catalog import ToolRecord
@@ -40,6 +44,9 @@ class Settings:
     """What the handlers read of one config (`RouterConfig`), frozen."""
 
     k: int = 5
+    names_after_k: int = DEFAULT_NAMES_AFTER_K
+    """`router.names_after_k`: the tools past the top k a search answer names."""
+    name_line_chars: int = DEFAULT_NAME_LINE_CHARS
     servers_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
     """`router.servers_summary_tokens`: the budget of the servers' directory."""
     mode: Mode = "search"
@@ -71,6 +78,8 @@ class Settings:
         router = config.router
         return cls(
             k=router.k,
+            names_after_k=router.names_after_k,
+            name_line_chars=router.name_line_chars,
             servers_summary_tokens=router.servers_summary_tokens,
             mode=router.mode,
             always_load=router.always_load,

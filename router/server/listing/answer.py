@@ -14,7 +14,7 @@ what a search found or missed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mcp.server.connection import Connection
 
@@ -54,6 +54,10 @@ class SearchAnswer:
     """Every tool tool pinning holds that the view may see, matched or not: not searched."""
     approve: str = ""
     """The command that releases a held tool (`mcp-router tools approve SERVER/TOOL ...`)."""
+    nearby: tuple[ScoredTool, ...] = ()
+    """The tools ranked just past `results` (`router.names_after_k`): named, not shown."""
+    line_chars: int = 80
+    """The most characters of description a `nearby` tool's line carries."""
 
     @property
     def servers(self) -> tuple[tuple[str, str | None], ...]:
@@ -93,14 +97,24 @@ async def search(
     connection: Connection | None = None,
     view: View | None = None,
     budget: Budget | None = None,
+    nearby: bool = False,
 ) -> SearchAnswer:
     """The top `k` (default `router.k`, or what fits `budget`) that `view` (default the
     current principal's) may see, and all the answer says besides; with a `connection`,
-    the search its next call teaches (`Searcher.search`)."""
-    visibility = searcher.visibility  # one config's profiles for the whole answer
+    the search its next call teaches (`Searcher.search`). With `nearby`, the tools ranked
+    next are named too (`router.names_after_k`), unless the query is only tool names:
+    then the answer is those tools alone, the full schemas the model asked for."""
+    settings = searcher.settings()
+    visibility = settings.visibility  # one config's profiles for the whole answer
     view = visibility.view() if view is None else view
-    size = None if budget is not None else k or searcher.k
-    results = await searcher.search(query, size, connection, view, budget=budget)
+    size = None if budget is not None else k or settings.k
+    beyond = settings.names_after_k if nearby else 0
+    results, after = await searcher.search_beyond(
+        query, size, connection, view, budget=budget, beyond=beyond
+    )
+    named = named_only(query, results)
+    if named is not None:
+        results, after = named, []
     held = await searcher.held_for(query, view)
     coverage = searcher.readiness.coverage().seen_by(
         lambda server: visibility.permits_server(view, server)
@@ -122,4 +136,16 @@ async def search(
         judge(results, floor),
         held_count,
         pinning.command("approve", "SERVER/TOOL"),
+        tuple(after),
+        settings.name_line_chars,
     )
+
+
+def named_only(query: str, results: list[ScoredTool]) -> list[ScoredTool] | None:
+    """The tools a query made only of qualified names names (exact-name rescue puts them
+    first: `router.retrieval.exact`), when it names each one found; else None."""
+    words = dict.fromkeys(query.lower().replace(",", " ").split())
+    by_name = {r.qualified_name.lower(): r for r in results if r.exact_match}
+    if not words or any(word not in by_name for word in words):
+        return None
+    return [replace(by_name[word], rank=rank) for rank, word in enumerate(words, 1)]

@@ -78,14 +78,34 @@ class Searcher:
         worker thread. Tools the current principal called after similar earlier searches
         rise (`usage`); with a `connection`, this search is what its next call teaches.
         With a `budget`, the best tools that fit it instead of the top k."""
+        found, _ = await self.search_beyond(query, k, connection, view, budget=budget)
+        return found
+
+    async def search_beyond(
+        self,
+        query: str,
+        k: int | None = None,
+        connection: Connection | None = None,
+        view: View | None = None,
+        *,
+        budget: Budget | None = None,
+        beyond: int = 0,
+    ) -> tuple[list[ScoredTool], list[ScoredTool]]:
+        """`search`'s top k, and the `beyond` tools that follow them in the same ranking
+        (none within a `budget`): the top k are the same with or without them."""
         size = None if budget is not None else k or self.k
         attributes = {"mcp_router.k": size} if size is not None else {}
         with span("mcp-router search", attributes) as current:
-            results = await self._search(
-                query, size, budget, connection, self.visibility.view() if view is None else view
+            results, nearby = await self._search(
+                query,
+                size,
+                budget,
+                connection,
+                self.visibility.view() if view is None else view,
+                beyond if size is not None else 0,
             )
             current.set_attribute("mcp_router.results", len(results))
-        return results
+        return results, nearby
 
     async def _search(
         self,
@@ -94,12 +114,13 @@ class Searcher:
         budget: Budget | None,
         connection: Connection | None,
         view: View,
-    ) -> list[ScoredTool]:
+        beyond: int = 0,
+    ) -> tuple[list[ScoredTool], list[ScoredTool]]:
         await self.readiness.until_covered()
         snapshot = self.index.snapshot
         retriever = snapshot.retriever
         if retriever is None:
-            return []
+            return [], []
         usage, visibility, reranker = self.usage, self.visibility, self.reranker
         scope = self._scope()
         mode = retriever.modes[0]
@@ -108,14 +129,17 @@ class Searcher:
             reranker, depth = None, size
         else:  # the reranker reorders the first N, then the first `size` are the answer
             depth = max(size, reranker.depth)
+        # the tools past the top k come from the same ranking, after what the reranker read
+        more = 0 if depth is None or size is None else max(0, size + beyond - depth)
 
-        def run() -> tuple[list[ScoredTool], Vectors | None]:
+        def run() -> tuple[list[ScoredTool], list[ScoredTool], Vectors | None]:
             # a tool for an MCP app alone is the host's to call, never the model's to find
             hidden = visibility.hidden(snapshot, view) | snapshot.app_only
             rank = partial(
                 retriever.search,
                 query,
                 k=depth,
+                more=more,
                 budget=tokens,
                 tool_tokens=tool_tokens,
                 mode=mode,
@@ -128,17 +152,24 @@ class Searcher:
                 vectors = retriever.embed_query(query)
                 lift = usage.memory_for(scope).lift(vectors[0])
                 found = rank(query_vectors=vectors, lift=lift)
-            if reranker is not None:
-                found = reranker.reorder(query, found)[:size]
-            return found, None if vectors is None else vectors[0]
+            vector = None if vectors is None else vectors[0]
+            if size is None:
+                return found, [], vector
+            if reranker is None:
+                top = sum(r.pinned for r in found) + size
+                return found[:top], found[top:], vector
+            read = sum(r.pinned for r in found) + max(size, reranker.depth)
+            reordered = reranker.reorder(query, found[:read])
+            return reordered[:size], (reordered[size:] + found[read:])[:beyond], vector
 
         started = time.perf_counter()
-        results, vector = await anyio.to_thread.run_sync(run)
+        results, nearby, vector = await anyio.to_thread.run_sync(run)
         self.metrics.searched(time.perf_counter() - started, len(results))
         if connection is not None and vector is not None:
-            shown = frozenset(r.tool.key for r in results)
+            # a tool named past the top k was shown too: calling it teaches as well
+            shown = frozenset(r.tool.key for r in (*results, *nearby))
             self.connections.last_search[connection] = LastSearch(query, vector, shown)
-        return results
+        return results, nearby
 
     async def held_for(self, query: str, view: View | None = None) -> list[HeldTool]:
         """The held tools `query` shares a word with (`router.pinning.matching`: a few, best
