@@ -120,7 +120,8 @@ async def search(
         lambda server: visibility.permits_server(view, server)
     )
     snapshot = searcher.index.snapshot
-    indexed = len(snapshot.catalog) - len(visibility.hidden(snapshot, view))
+    # what the model could be shown: a tool for an app alone is not counted
+    indexed = len(snapshot.catalog) - len(visibility.hidden(snapshot, view) | snapshot.app_only)
     held_count = sum(visibility.permits(view, h.record) for h in snapshot.held.values())
     pinning = searcher.index.pinning
     floor = snapshot.retriever.match_floor if snapshot.retriever is not None else None

@@ -93,9 +93,10 @@ class ToolNames:
     def suggestions(self, name: str, view: View = EVERYTHING) -> tuple[str, ...]:
         """Close matches of an unknown name among the current catalog's that `view` may
         see, in bounded work (`router.server.listing.suggestions`; blocking: the first after a
-        swap counts the catalog's names)."""
+        swap counts the catalog's names). A tool for an app alone is never suggested: the
+        model is not to learn of it (`router.core.apps.app_only`)."""
         snapshot = self.index.snapshot
-        hidden = self.settings().visibility.hidden(snapshot, view)
+        hidden = self.settings().visibility.hidden(snapshot, view) | snapshot.app_only
         return self._matcher_of(snapshot).close(name, hidden)
 
     def _matcher_of(self, snapshot: Snapshot) -> NameMatcher:

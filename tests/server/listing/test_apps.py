@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.extension import advertise
+from mcp.shared.exceptions import MCPError
 
 from tests.support.serving import (
     raw_router,
@@ -128,6 +129,26 @@ async def test_an_app_only_tool_is_never_listed_or_searched_yet_the_host_calls_i
     assert not called.is_error and text_of(called) == "refreshed Q3: north 11, south 21"
     if wrapped is not None:
         assert text_of(wrapped) == "refreshed Q4: north 11, south 21"
+
+
+async def test_a_misspelt_name_never_suggests_an_app_only_tool_nor_does_the_count_hold_one(
+    tmp_path: Path,
+) -> None:
+    """The model learns of a tool for the app alone from no suggestion and no `indexed`
+    count of `search_tools` (charts has one tool for the model, one for its app; maps one)."""
+    async with host(configure(tmp_path)) as client:
+        suggested = {}
+        for misspelt in ("charts__refresh_charts", "refresh_chart", "charts__sales_charts"):
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool(misspelt, {"quarter": "Q1"})
+            data = unknown.value.error.data
+            suggested[misspelt] = data["suggestions"] if data else []
+        search = await client.call_tool("search_tools", {"query": "refresh a chart"})
+
+    assert all("charts__refresh_chart" not in names for names in suggested.values()), suggested
+    assert suggested["charts__sales_charts"] == ["charts__sales_chart"]  # the model's tool is
+    assert search.structured_content is not None
+    assert search.structured_content["indexed"] == 2
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
