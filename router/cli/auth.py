@@ -10,11 +10,23 @@ reuses them. `status` shows what is stored for each remote upstream, never
 a token; `logout SERVER` forgets it. A per-user upstream (`oauth.perUser`) has a sign-in per
 principal at the front: `status --principal SUB` shows one principal's, and `revoke SERVER
 --principal SUB` forgets it (every replica asks that principal to sign in again).
+
+`mcp-router secrets set|status|revoke SERVER --principal SUB` is an operator's hand on each
+principal's own values for a server's `${user:NAME}` placeholders
+(`router/config/personal.py`).
+
+`set` reads the value from standard input (a prompt that does not echo on a terminal),
+never from the arguments: a command line is visible to every user of the machine and kept
+in shell histories. Values are sealed with `router.secrets_key` in `router.store` where one
+is named (every replica reads them), else in the cache folder. `status` names what is
+stored and when, never a value; `revoke` forgets it, and every serving replica closes that
+principal's connection at its next request.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 import time
 from collections.abc import Iterator
@@ -24,13 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from router.config import RemoteServer, RouterConfig, load_config
+from router.config import RemoteServer, RouterConfig, StdioServer, load_config
+from router.config.personal import user_value_names
 from router.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from router.store.records import Records
     from router.upstream.auth.storage import StoredCredentials
     from router.upstream.personal.accounts import PersonalAccounts
+    from router.upstream.personal.keys import UserKeys
 
 
 def register(subparsers: Any) -> None:
@@ -223,3 +237,124 @@ def _describe(stored: StoredCredentials) -> str:
         parts.append(f"expires in {int(left)} s" if left > 0 else "expired")
     parts.append("refreshable" if stored.has_refresh else "no refresh token")
     return ", ".join(parts)
+
+
+def register_secrets(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "secrets", help="each principal's own keys for servers with ${user:NAME} values"
+    )
+    actions = parser.add_subparsers(dest="secrets_command", required=True, metavar="ACTION")
+    put = actions.add_parser("set", help="store a principal's value (read from stdin)")
+    put.add_argument("server", help="the server's name in the config")
+    put.add_argument(
+        "--name", help="which ${user:NAME} (default: the server's only one)", metavar="NAME"
+    )
+    status = actions.add_parser("status", help="which values a principal has stored, and when")
+    status.add_argument("server", nargs="?", help="one server (default: every one with values)")
+    revoke = actions.add_parser("revoke", help="forget a principal's values for one server")
+    revoke.add_argument("server", help="the server's name in the config")
+    for action, handler in (
+        (put, run_secrets_set),
+        (status, run_secrets_status),
+        (revoke, run_secrets_revoke),
+    ):
+        action.add_argument("--config", type=Path, required=True, help="mcpServers config")
+        action.add_argument(
+            "--principal", metavar="SUB", required=True, help="the principal (its token's sub)"
+        )
+        action.add_argument(
+            "--issuer", metavar="URL", help="the principal's issuer (default: the front's)"
+        )
+        action.set_defaults(handler=handler)
+
+
+def _keyed(config: RouterConfig, name: str, file: Path) -> StdioServer | RemoteServer:
+    server = config.servers.get(name)
+    if server is None:
+        known = ", ".join(sorted(config.servers)) or "none"
+        raise ConfigError(f"{file}: no server named {name!r} (servers: {known})")
+    if not user_value_names(server):
+        raise ConfigError(
+            f"{file}: mcpServers.{name} takes no per-user values. Fix: put ${{user:NAME}} "
+            "in its env (a local server) or headers (a remote one)."
+        )
+    return server
+
+
+def _secrets_owner(config: RouterConfig, args: argparse.Namespace) -> str:
+    from router.policy.profiles import Principal
+
+    oauth = config.router.http.oauth
+    issuer = args.issuer or (oauth.issuer if oauth is not None else None)
+    return Principal(args.principal, issuer=issuer).key
+
+
+def _keys(config: RouterConfig, records: Any) -> UserKeys:
+    from router.upstream.personal.credentials import sealed_records
+    from router.upstream.personal.keys import UserKeys
+
+    return UserKeys(sealed_records(config, records))
+
+
+def _read_value(name: str) -> str:
+    if sys.stdin.isatty():
+        return getpass.getpass(f"{name} (not echoed): ")
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def run_secrets_set(args: argparse.Namespace) -> int:
+    from router.upstream.personal.keys import BadValue
+
+    config = load_config(args.config)
+    server = _keyed(config, args.server, args.config)
+    names = user_value_names(server)
+    name = args.name or (names[0] if len(names) == 1 else None)
+    if name is None or name not in names:
+        raise ConfigError(
+            f"{args.config}: mcpServers.{args.server} takes {', '.join(names)}: "
+            "name one with --name"
+        )
+    value = _read_value(name)
+    with _credentials(config) as records:
+        try:
+            _keys(config, records).set(
+                args.server, server, _secrets_owner(config, args), {name: value}
+            )
+        except BadValue as exc:
+            raise ConfigError(f"{args.server}: {exc}; nothing was stored") from None
+    print(f"{args.server}: {name} stored for {args.principal}")
+    return 0
+
+
+def run_secrets_status(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.server is not None:
+        servers = {args.server: _keyed(config, args.server, args.config)}
+    else:
+        servers = {n: s for n, s in sorted(config.servers.items()) if user_value_names(s)}
+    if not servers:
+        print("no server in the config takes per-user values")
+    owner = _secrets_owner(config, args)
+    with _credentials(config) as records:
+        keys = _keys(config, records)
+        for name, server in servers.items():
+            entered = keys.describe(name, server, owner)
+            wanted = user_value_names(server)
+            have = entered.names if entered is not None else ()
+            missing = [n for n in wanted if n not in have]
+            when = ""
+            if entered is not None:
+                when = time.strftime(" (set %Y-%m-%d %H:%M:%S UTC)", time.gmtime(entered.set_at))
+            state = "stored" if not missing else f"missing {', '.join(missing)}"
+            print(f"{name}: {args.principal}: {state}{when}")
+    return 0
+
+
+def run_secrets_revoke(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    _keyed(config, args.server, args.config)
+    with _credentials(config) as records:
+        forgot = _keys(config, records).revoke(args.server, _secrets_owner(config, args))
+    said = "revoked" if forgot else "nothing was stored"
+    print(f"{args.server}: {args.principal}: {said} (its connection closes at its next request)")
+    return 0

@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_config.register(subparsers)
     add.register(subparsers)
     auth.register(subparsers)
+    auth.register_secrets(subparsers)
     tools.register(subparsers)
     audit.register(subparsers)
     for command in subparsers.choices.values():  # also after the command: `serve --log-format`

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from router.config.messages import describe, misspelled_server_keys
+from router.config.personal import check_user_values
 from router.config.servers import FOREIGN_KEYS, RemoteServer, StdioServer
 from router.config.settings import RouterConfig
 from router.core.errors import ConfigError
@@ -64,6 +65,12 @@ def parse_config(
         raise ConfigError("\n".join([*typos, f"{where}: {exc}"])) from None
     if typos:
         raise ConfigError("\n".join(typos))
+    check_user_values(
+        config.servers,
+        where,
+        identities=config.router.http.oauth is not None,
+        key_needed=config.router.store is not None and config.router.secrets_key is None,
+    )
     for name, server in config.servers.items():
         unknown = sorted(set(server.model_extra or {}) - FOREIGN_KEYS)
         if unknown:

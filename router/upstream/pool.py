@@ -182,7 +182,6 @@ class UpstreamPool:
     ) -> Upstream:
         credentials_dir = config.router.cache_dir or default_cache_dir()
         if self._personal.applies(server):
-            assert isinstance(server, RemoteServer)
             options = {
                 "timeouts": config.timeouts_for(name),
                 "tool_filter": ToolFilter.for_server(config, name),

@@ -14,6 +14,7 @@ from typing import Any
 import anyio.to_thread
 
 from router.config import RemoteServer, RouterConfig, StdioServer
+from router.config.personal import user_value_names
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
 from router.upstream.listing.cache import CachedListing, ListingCache
@@ -27,16 +28,24 @@ from router.upstream.personal.credentials import (
     personal_files,
     sealed_records,
 )
+from router.upstream.personal.keyed import KeyedUpstream
+from router.upstream.personal.keys import UserKeys
 from router.upstream.personal.pending import PendingSignIns
 from router.upstream.personal.upstream import PersonalUpstream
 from router.upstream.state import UpstreamStatus
 from router.upstream.upstream import ToolsChanged, Upstream
 
 SIGN_IN_HINT = "call one of its tools from a host that can open URLs, and sign in there"
+KEYS_HINT = (
+    "no key of yours is stored for it: ask an operator to run "
+    "`mcp-router secrets set {name} --principal {subject}`"
+)
 
 
 def is_personal(server: StdioServer | RemoteServer) -> bool:
-    return how_personal(server) is not None
+    """Whether each principal reaches `server` on a connection of its own: a sign-in per
+    user, token exchange, or per-user values (`${user:NAME}`)."""
+    return how_personal(server) is not None or bool(user_value_names(server))
 
 
 class PersonalBuilder:
@@ -65,7 +74,7 @@ class PersonalBuilder:
         self,
         config: RouterConfig,
         name: str,
-        server: RemoteServer,
+        server: StdioServer | RemoteServer,
         options: dict[str, Any],
         *,
         on_tools: ToolsChanged | None,
@@ -76,6 +85,9 @@ class PersonalBuilder:
         self.place(config)  # the key is checked at start, not at the first principal's call
 
         def make_child(acting: Acting, hooks: ChildHooks) -> Upstream:
+            if user_value_names(server):
+                return self.keyed_child(config, name, server, acting, hooks, options)
+            assert isinstance(server, RemoteServer)
             return self.child(config, name, server, acting, hooks, options)
 
         return PersonalUpstream(
@@ -84,7 +96,7 @@ class PersonalBuilder:
             make_child,
             config.router.personal,
             SIGN_IN_HINT,
-            signed_in=self._signed_in(config, server),
+            signed_in=self._signed_in(config, name, server),
             kept=self._kept(config, name, server, options),
             on_tools=on_tools,
             on_status_changed=on_status_changed,
@@ -101,7 +113,11 @@ class PersonalBuilder:
         return ListingCache(None, self.place(config).records, owner=acting.key)
 
     def _kept(
-        self, config: RouterConfig, name: str, server: RemoteServer, options: dict[str, Any]
+        self,
+        config: RouterConfig,
+        name: str,
+        server: StdioServer | RemoteServer,
+        options: dict[str, Any],
     ) -> Kept | None:
         """The reader of a principal's own kept listing of `name`."""
         if options.get("listings") is None:
@@ -116,11 +132,26 @@ class PersonalBuilder:
 
         return kept
 
-    def _signed_in(self, config: RouterConfig, server: RemoteServer) -> SignedIn | None:
-        """The check that a principal's record still holds credentials (none for token
-        exchange, which keeps no record)."""
+    def keys(self, config: RouterConfig) -> UserKeys:
+        """The principals' sealed values for `${user:NAME}` placeholders."""
+        return UserKeys(self.place(config).records)
+
+    def _signed_in(
+        self, config: RouterConfig, name: str, server: StdioServer | RemoteServer
+    ) -> SignedIn | None:
+        """The check that a principal's record still holds credentials or values (none
+        for token exchange, which keeps no record)."""
+        if user_value_names(server):
+            keys = self.keys(config)
+
+            async def entered(acting: Acting) -> bool:
+                found = await anyio.to_thread.run_sync(keys.values, name, server, acting.key)
+                return found is not None
+
+            return entered
         if how_personal(server) != "per-user sign-in":
             return None
+        assert isinstance(server, RemoteServer)
         place = self.place(config)
 
         def stored(acting: Acting) -> bool:
@@ -157,5 +188,31 @@ class PersonalBuilder:
             on_tools_changed=hooks.on_tools,
             on_status_changed=hooks.on_status,
             auth=auth,
+            **{**options, "listings": self._listings(config, acting, options)},
+        )
+
+    def keyed_child(
+        self,
+        config: RouterConfig,
+        name: str,
+        server: StdioServer | RemoteServer,
+        acting: Acting,
+        hooks: ChildHooks,
+        options: dict[str, Any],
+    ) -> Upstream:
+        """`acting`'s own connection to a server with per-user values: no OAuth, its entry
+        filled with `acting`'s values at each attempt."""
+        keys = self.keys(config)
+
+        async def values() -> dict[str, str] | None:
+            return await anyio.to_thread.run_sync(keys.values, name, server, acting.key)
+
+        return KeyedUpstream(
+            name,
+            server,
+            values,
+            KEYS_HINT.format(name=name, subject=acting.subject),
+            on_tools_changed=hooks.on_tools,
+            on_status_changed=hooks.on_status,
             **{**options, "listings": self._listings(config, acting, options)},
         )

@@ -40,8 +40,8 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 
-from router.config import RemoteServer
-from router.config.personal import PersonalSettings
+from router.config import RemoteServer, StdioServer
+from router.config.personal import PersonalSettings, user_value_names
 from router.core.catalog import EMPTY_OBJECT_SCHEMA, ToolSpec
 from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
@@ -67,12 +67,13 @@ _T = TypeVar("_T")
 
 
 class PersonalUpstream(Upstream):
-    """A per-user remote upstream (`oauth.perUser`, or `grant: token-exchange`)."""
+    """A per-user upstream (`oauth.perUser`, `grant: token-exchange`, or per-user values,
+    `${user:NAME}`)."""
 
     def __init__(
         self,
         name: str,
-        server: RemoteServer,
+        server: StdioServer | RemoteServer,
         make_child: MakeChild,
         settings: PersonalSettings,
         hint: str,
@@ -112,10 +113,15 @@ class PersonalUpstream(Upstream):
 
     @property
     def _stand_in(self) -> ToolSpec:
+        how = (
+            "with your own key"
+            if user_value_names(self.server)
+            else "in a browser page the host opens"
+        )
         return ToolSpec(
             self.name,
             SIGN_IN_TOOL,
-            f"Sign in to {self.name} as yourself, in a browser page the host opens; "
+            f"Sign in to {self.name} as yourself, {how}; "
             f"{self.name}'s own tools are listed once you have.",
             EMPTY_OBJECT_SCHEMA,
             server_description=self.server.description,
