@@ -24,7 +24,7 @@ from router.approvals.sealing import Sealer
 from router.config import DEFAULT_CONNECT_TIMEOUT, RouterConfig
 from router.core.catalog import ToolSpec
 from router.core.changes import Changes
-from router.core.errors import EmbeddingError, InvalidParams
+from router.core.errors import EmbeddingError
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.pinning import Pinning, PinStore, origins_of
@@ -49,7 +49,6 @@ from router.server.listing import aggregate, apps, tools_list
 from router.server.listing.door import INSTRUCTIONS
 from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
-from router.server.listing.routes import Routes, owner_of_uri, routes_of
 from router.server.results.kept import KeptResults
 from router.server.sessions.listen import ListenStreams
 from router.server.tasks.methods import Tasks, serve_tasks
@@ -297,21 +296,7 @@ async def _listen(
     listen = ctx.lifespan_context.listen
     assert listen is not None  # every router state has its streams
     visible = visible_upstreams(ctx.lifespan_context.pool.upstreams)
-    requested = params.notifications.resource_subscriptions
-    if requested:
-        routes = routes_of(visible)
-        seen = [uri for uri in requested if _resolves(routes, uri)]
-        notifications = params.notifications.model_copy(update={"resource_subscriptions": seen})
-        params = params.model_copy(update={"notifications": notifications})
     return await listen.serve(ctx, params, visible, functools.partial(passage.watch, ctx))
-
-
-def _resolves(routes: Routes, uri: str) -> bool:
-    try:
-        owner_of_uri(routes, uri)
-    except InvalidParams:
-        return False
-    return True
 
 
 async def _roots_changed(

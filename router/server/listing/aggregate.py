@@ -29,7 +29,7 @@ from router.core.errors import InvalidParams
 from router.server.access.authorization import visible_upstreams
 from router.server.calls.passage import passed
 from router.server.lifecycle.requests import Context, connection, is_modern
-from router.server.listing.routes import Routes, app_uris, owner_of_uri, routes_of
+from router.server.listing.routes import Routes, owner_of_uri, served_routes
 from router.server.results.limits import limit_prompt, limit_resource
 from router.upstream.connection.capabilities import for_host
 from router.upstream.connection.host_requests import InputAnswers
@@ -42,8 +42,7 @@ def _routes(ctx: Context) -> Routes:
     URIs as the tools name them (`router.server.listing.routes`)."""
     state = ctx.lifespan_context
     upstreams = state.pool.upstreams
-    apps = app_uris(state.snapshot.ui_uris, upstreams)
-    return routes_of(visible_upstreams(upstreams), apps)
+    return served_routes(state.snapshot.ui_uris, upstreams, visible_upstreams(upstreams))
 
 
 async def list_resources(

@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote
 
 import mcp_types as types
 
-from router.core.apps import UI_SCHEME, UiUris, resource_uri, ui_block
+from router.core.apps import UI_SCHEME, UiUris
 from router.core.errors import InvalidParams
 from router.core.naming import NameClash, NameRules, assign_names
 from router.upstream import Upstream
@@ -44,28 +44,21 @@ class Routes:
     """A `ui://` URI as listed -> its owner's own URI."""
 
 
-def app_uris(tools: UiUris, upstreams: Mapping[str, Upstream]) -> UiUris:
-    """The `ui://` URIs as the router lists them: those the tools name (`tools`), then the
-    other `ui://` resources of `upstreams` (all of them: the rule must not vary by caller)."""
-    claims = ((s, str(r.uri)) for s, u in upstreams.items() for r in u.listing.resources)
-    return tools.extended(claims)
+def served_routes(
+    tools: UiUris, every: Mapping[str, Upstream], visible: Mapping[str, Upstream]
+) -> Routes:
+    """What `visible` (the upstreams a caller may see) offers, as the router lists it to
+    that caller: `ui://` URIs named by the one rule over `every` upstream, after those the
+    index's tools name (`tools`: `Snapshot.ui_uris`). Every resource path (listings, reads,
+    subscriptions, listen streams' watches) resolves through this, so a hidden first owner
+    of a shared `ui://` URI neither hands it to a visible one nor shifts their names."""
+    claims = ((s, str(r.uri)) for s, u in every.items() for r in u.listing.resources)
+    return routes_of(visible, tools.extended(claims))
 
 
-def _named_by_tools(upstreams: Mapping[str, Upstream]) -> UiUris:
-    """The `ui://` URIs the upstreams' own tools name, as the index would make them."""
-    return UiUris.of(
-        (server, uri)
-        for server, upstream in upstreams.items()
-        for tool in upstream.listing.tools
-        if (uri := resource_uri(ui_block(tool.meta))) is not None
-    )
-
-
-def routes_of(upstreams: Mapping[str, Upstream], apps: UiUris | None = None) -> Routes:
+def routes_of(upstreams: Mapping[str, Upstream], apps: UiUris) -> Routes:
     """What `upstreams` offer, as the router lists it; `apps`: the `ui://` URIs as the router
-    lists them (`app_uris`), by default made from `upstreams` alone."""
-    if apps is None:
-        apps = app_uris(_named_by_tools(upstreams), upstreams)
+    names them among every upstream (`served_routes` makes both)."""
     routes = Routes()
     servers = sorted(upstreams)
     unprefixed = frozenset(s for s in servers if not upstreams[s].server.prefix)
@@ -116,19 +109,12 @@ def owner_of_uri(routes: Routes, uri: str) -> tuple[str, str]:
     return owner, upstream_uri
 
 
-def resource_owner(upstreams: Mapping[str, Upstream], uri: str) -> tuple[str, str]:
-    """The upstream that owns the resource the router lists as `uri`, and its own URI.
-
-    Raises:
-        InvalidParams: No upstream lists it.
-    """
-    return owner_of_uri(routes_of(upstreams), uri)
-
-
-def listing_names(upstreams: Mapping[str, Upstream]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def listing_names(
+    upstreams: Mapping[str, Upstream], tools: UiUris
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What a host's prompt and resource listings hold now: the prompt names, and the
     resource URIs and template URIs (to see when either listing changes)."""
-    routes = routes_of(upstreams)
+    routes = served_routes(tools, upstreams, upstreams)
     return (
         tuple(prompt.name for prompt in routes.prompts),
         tuple(str(r.uri) for r in routes.resources)

@@ -15,9 +15,10 @@ Streams are a shared table: `MAX_STREAMS` in all, and with identities at most
 past its principal's share is refused with -32600 (Invalid Request) before it is
 acknowledged, naming the share; past the global bound the SDK's handler refuses it (-32603).
 
-Each watch is resolved among the upstreams the caller may see only, and metered and audited
-as a `resources/subscribe` is (`Watch`, given by `router.server.lifecycle.app`): a stream
-over its caller's quota is refused.
+Each watch is resolved among the upstreams the caller may see only (a `ui://` URI by the rule
+every resource path follows, `router.server.listing.routes.served_routes`), and metered and
+audited as a `resources/subscribe` is (`Watch`, given by `router.server.lifecycle.app`): a
+stream over its caller's quota is refused. A stream honours only the URIs it watches.
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ from mcp.shared.exceptions import MCPError
 from router.core.errors import InvalidParams
 from router.server.access.visibility import current_principal
 from router.server.listing.passthrough import every_tool, listing_key
-from router.server.listing.routes import listing_names, owner_of_uri, routes_of
+from router.server.listing.routes import Routes, listing_names, owner_of_uri, served_routes
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator, Mapping, Sequence
 
     from router.core.changes import Changes
     from router.server.listing.index import LiveIndex
@@ -120,17 +121,37 @@ class ListenStreams:
         upstreams: Mapping[str, Upstream],
         watch: Watch,
     ) -> types.SubscriptionsListenResult:
-        requested = params.notifications.resource_subscriptions or []
-        routes = routes_of(upstreams)
+        routes = served_routes(self._index.snapshot.ui_uris, self._pool.upstreams, upstreams)
         with contextlib.ExitStack() as watches:
-            for uri in requested[:MAX_WATCHED]:
-                try:
-                    owner, upstream_uri = owner_of_uri(routes, uri)
-                except InvalidParams:
-                    continue  # nothing the caller sees lists it: nothing will update it
-                start = functools.partial(self._watch, watches, upstreams[owner], upstream_uri, uri)
-                await watch(uri, owner, upstream_uri, start)
+            requested = params.notifications.resource_subscriptions
+            if requested:  # the stream honours the URIs it watches, no other
+                seen = await self._watch_all(watches, routes, upstreams, requested, watch)
+                notifications = params.notifications.model_copy(
+                    update={"resource_subscriptions": seen}
+                )
+                params = params.model_copy(update={"notifications": notifications})
             return await self._handler(ctx, params)
+
+    async def _watch_all(
+        self,
+        watches: contextlib.ExitStack[bool | None],
+        routes: Routes,
+        upstreams: Mapping[str, Upstream],
+        requested: Sequence[str],
+        watch: Watch,
+    ) -> list[str]:
+        """Watch each of the first `MAX_WATCHED` URIs `requested` that the caller sees, each
+        through `watch`, for as long as `watches` is open; the URIs watched."""
+        seen: list[str] = []
+        for uri in requested[:MAX_WATCHED]:
+            try:
+                owner, upstream_uri = owner_of_uri(routes, uri)
+            except InvalidParams:
+                continue  # nothing the caller sees lists it: nothing will update it
+            start = functools.partial(self._watch, watches, upstreams[owner], upstream_uri, uri)
+            await watch(uri, owner, upstream_uri, start)
+            seen.append(uri)
+        return seen
 
     def _watch(
         self, watches: contextlib.ExitStack[bool | None], upstream: Upstream, at: str, uri: str
@@ -164,5 +185,5 @@ class ListenStreams:
             tools = listing_key(every_tool(snapshot, self._pool))
         else:
             tools = "\n".join(record.qualified_name for record in snapshot.pinned)
-        prompts, resources = listing_names(self._pool.upstreams)
+        prompts, resources = listing_names(self._pool.upstreams, snapshot.ui_uris)
         return tools, prompts, resources
