@@ -14,9 +14,10 @@ from tests.conftest import ROOT
 
 
 @asynccontextmanager
-async def running_team_api(issuer: str) -> AsyncIterator[str]:
-    """The team API, trusting `issuer`; its MCP URL."""
-    command = [sys.executable, "-m", "tests.upstreams.team_api", "--issuer", issuer]
+async def running_team_api(issuer: str, module: str = "team_api") -> AsyncIterator[str]:
+    """The team API (or another of `tests/upstreams/` that serves so: `module`), trusting
+    `issuer`; its MCP URL."""
+    command = [sys.executable, "-m", f"tests.upstreams.{module}", "--issuer", issuer]
     async with await anyio.open_process(command, cwd=ROOT, stderr=None) as process:
         assert process.stdout is not None
         try:

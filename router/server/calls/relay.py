@@ -24,6 +24,10 @@ past that the upstream counts as asked by several. The relay picks:
   change), the one host the router serves on stdio, which is the only user by construction.
   Over HTTP (`one_host` false) no session is picked by being the only one connected: such a
   request gets an error naming why (roots are each client's own; ask during a call).
+A per-user upstream has one connection per principal, all under the server's one name: what
+a principal's connection asks or logs comes with that principal's key (`principal`), and
+every rule above applies among that principal's calls only, so another principal's call is
+never asked, however alone it is in flight there (each call records its principal).
 The host's own errors go back to the upstream with their codes; a host that did not declare
 the capability, or whose connection cannot carry requests (2026-07-28, JSON-only HTTP),
 gives the upstream an error that says so. Between a 2026-07-28 host and a 2026-07-28
@@ -53,6 +57,7 @@ from pydantic import ValidationError
 from router.core.errors import UpstreamTimeout
 from router.sdk.internals import connection_of
 from router.upstream.connection.host_requests import HostRequest
+from router.upstream.personal.acting import current_acting
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +81,8 @@ class _Caller:
     connection: Connection
     request_id: types.RequestId | None
     meta: Mapping[str, Any] | None = None
+    principal: str | None = None
+    """The key of the principal the request went out for (`Acting.key`), if any."""
     delivering: int = 0
     """Log messages for this call being written to the host now."""
     held: Asker | None = None
@@ -118,9 +125,9 @@ class HostRelay:
         self._one_host = one_host
         self._linger = linger
         self._calls: dict[str, list[_Caller]] = {}
-        # Per upstream, the host connections whose calls there ended without an answer, and
-        # until when each counts; a strong reference, so an id is never reused meanwhile.
-        self._ended: dict[str, dict[Connection, float]] = {}
+        # Per upstream, the host connections whose calls there ended without an answer, until
+        # when each counts and for whom; a strong reference, so an id is never reused meanwhile.
+        self._ended: dict[str, dict[Connection, tuple[float, str | None]]] = {}
         self._crowded: dict[str, float] = {}
         """Upstreams whose ended calls overflowed `LINGER_LIMIT`: several, until then."""
         # Every handshake-era host connection seen: its own channel is what a request
@@ -152,7 +159,11 @@ class HostRelay:
         their own, which may still be writing when the result arrives, and a message after
         the result would miss an HTTP call's stream."""
         connection = connection_of(ctx.session)
-        caller = _Caller(upstream, ctx.session, connection, ctx.request_id, ctx.meta, held=held)
+        acting = current_acting()
+        principal = acting.key if acting is not None else None
+        caller = _Caller(
+            upstream, ctx.session, connection, ctx.request_id, ctx.meta, principal, held=held
+        )
         self._note(connection)
         calls = self._calls.setdefault(upstream, [])
         calls.append(caller)
@@ -173,37 +184,38 @@ class HostRelay:
             if not calls:
                 del self._calls[upstream]
             if ended:
-                self._end(upstream, connection)
+                self._end(upstream, connection, principal)
 
-    def _end(self, upstream: str, connection: Connection) -> None:
-        """A call from `connection` to `upstream` ended without its answer: it counts there
-        for `linger` seconds more."""
+    def _end(self, upstream: str, connection: Connection, principal: str | None) -> None:
+        """A call from `connection` (for `principal`) to `upstream` ended without its answer:
+        it counts there for `linger` seconds more."""
         now = anyio.current_time()
         self._expire(upstream, now)
         ended = self._ended.setdefault(upstream, {})
-        ended[connection] = now + self._linger
+        ended[connection] = (now + self._linger, principal)
         if len(ended) > LINGER_LIMIT:
             self._crowded[upstream] = now + self._linger
             ended.clear()
 
     def _expire(self, upstream: str, now: float) -> None:
         ended = self._ended.get(upstream, {})
-        for connection in [c for c, until in ended.items() if until <= now]:
+        for connection in [c for c, (until, _) in ended.items() if until <= now]:
             del ended[connection]
         if not ended:
             self._ended.pop(upstream, None)
         if self._crowded.get(upstream, float("inf")) <= now:
             del self._crowded[upstream]
 
-    def _candidates(self, upstream: str) -> tuple[_Caller | None, int, bool]:
+    def _candidates(self, upstream: str, principal: str | None) -> tuple[_Caller | None, int, bool]:
         """Outside a call's context: the one session's call in flight to `upstream` (None if
         there is none, or several sessions' calls), how many sessions have calls in flight
         or lately ended there (over `LINGER_LIMIT`: too many to tell apart), and whether
-        some of those sessions have only ended calls there."""
+        some of those sessions have only ended calls there; `principal`'s alone if given."""
         self._expire(upstream, anyio.current_time())
-        calls = self._calls.get(upstream, [])
+        calls = [c for c in self._calls.get(upstream, []) if _for(c.principal, principal)]
         live = {id(c.connection): c for c in reversed(calls)}
-        ended = {id(c) for c in self._ended.get(upstream, {})}
+        ended_calls = self._ended.get(upstream, {}).items()
+        ended = {id(c) for c, (_, whose) in ended_calls if _for(whose, principal)}
         sessions = len(live.keys() | ended)
         if upstream in self._crowded:
             sessions = max(sessions, LINGER_LIMIT + 1)
@@ -215,15 +227,21 @@ class HostRelay:
         are not passed on to that host."""
         self._log_levels[connection_of(ctx.session)] = level
 
-    async def log(self, upstream: str, params: types.LoggingMessageNotificationParams) -> None:
+    async def log(
+        self,
+        upstream: str,
+        params: types.LoggingMessageNotificationParams,
+        *,
+        principal: str | None = None,
+    ) -> None:
         """An upstream's log message goes to the host whose call it belongs to, on that
         call's stream, at or above the host's level; one that belongs to no call, or to
         one of several, stays in the router's log only."""
-        current = _current.get()
-        if current is not None and current.upstream == upstream:
+        current = self._current(upstream, principal)
+        if current is not None:
             caller = current
         else:
-            one, _, _ = self._candidates(upstream)
+            one, _, _ = self._candidates(upstream, principal)
             if one is None:
                 return
             caller = one
@@ -267,11 +285,21 @@ class HostRelay:
             with anyio.move_on_after(_NOTIFY_LIMIT):
                 await connection.notify("notifications/message", params)
 
-    def _caller(self, upstream: str, request: HostRequest) -> _Caller | types.ErrorData:
+    @staticmethod
+    def _current(upstream: str, principal: str | None) -> _Caller | None:
+        """The call in the current context, if it is to `upstream` (and `principal`'s)."""
         current = _current.get()
-        if current is not None and current.upstream == upstream:
+        if current is None or current.upstream != upstream:
+            return None
+        return current if _for(current.principal, principal) else None
+
+    def _caller(
+        self, upstream: str, request: HostRequest, principal: str | None
+    ) -> _Caller | types.ErrorData:
+        current = self._current(upstream, principal)
+        if current is not None:
             return current
-        one, sessions, ended = self._candidates(upstream)
+        one, sessions, ended = self._candidates(upstream, principal)
         if one is not None:
             return one
         if sessions > 1:
@@ -305,9 +333,15 @@ class HostRelay:
         )
 
     async def ask(
-        self, upstream: str, request: HostRequest, result_type: type[_R], limit: float
+        self,
+        upstream: str,
+        request: HostRequest,
+        result_type: type[_R],
+        limit: float,
+        *,
+        principal: str | None = None,
     ) -> _R | types.ErrorData:
-        caller = self._caller(upstream, request)
+        caller = self._caller(upstream, request, principal)
         if isinstance(caller, types.ErrorData):
             logger.warning("%s", caller.message)
             return caller
@@ -346,6 +380,12 @@ class HostRelay:
             )
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return _refusal(f"the client went away before answering {_method(request)}")
+
+
+def _for(whose: str | None, principal: str | None) -> bool:
+    """Whether a call for `whose` may be asked what `principal`'s connection asks (None: a
+    connection every principal shares)."""
+    return principal is None or whose == principal
 
 
 def _missing_capability(caps: types.ClientCapabilities | None, request: HostRequest) -> str | None:

@@ -39,16 +39,32 @@ _R = TypeVar("_R", bound=types.Result)
 
 
 class HostRequests(Protocol):
-    """Relays an upstream's request to the host and returns the host's answer or error."""
+    """Relays an upstream's request to the host and returns the host's answer or error.
+
+    `principal`: the key of the principal whose own connection asks (a per-user upstream's,
+    `router.upstream.personal.child.OwnHost`): only that principal's calls may be asked or
+    told; None for a connection every principal shares."""
 
     async def ask(
-        self, upstream: str, request: HostRequest, result_type: type[_R], limit: float
+        self,
+        upstream: str,
+        request: HostRequest,
+        result_type: type[_R],
+        limit: float,
+        *,
+        principal: str | None = None,
     ) -> _R | types.ErrorData:
         """Never raises for a host that refuses, lacks the capability or is gone: the
         upstream gets an `ErrorData` saying which."""
         ...
 
-    async def log(self, upstream: str, params: types.LoggingMessageNotificationParams) -> None:
+    async def log(
+        self,
+        upstream: str,
+        params: types.LoggingMessageNotificationParams,
+        *,
+        principal: str | None = None,
+    ) -> None:
         """Pass an upstream's log message to the host whose call it belongs to, if any."""
         ...
 

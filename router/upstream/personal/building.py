@@ -20,7 +20,7 @@ from router.store.records import Records
 from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.personal.accounts import how_personal
 from router.upstream.personal.acting import Acting
-from router.upstream.personal.child import ChildHooks, Kept, SignedIn
+from router.upstream.personal.child import ChildHooks, Kept, OwnHost, SignedIn
 from router.upstream.personal.credentials import (
     PersonalAuth,
     PersonalPlace,
@@ -85,10 +85,12 @@ class PersonalBuilder:
         self.place(config)  # the key is checked at start, not at the first principal's call
 
         def make_child(acting: Acting, hooks: ChildHooks) -> Upstream:
+            host = options.get("host")  # what it asks goes to its principal's calls only
+            own = {**options, "host": OwnHost(host, acting.key) if host is not None else None}
             if user_value_names(server):
-                return self.keyed_child(config, name, server, acting, hooks, options)
+                return self.keyed_child(config, name, server, acting, hooks, own)
             assert isinstance(server, RemoteServer)
-            return self.child(config, name, server, acting, hooks, options)
+            return self.child(config, name, server, acting, hooks, own)
 
         return PersonalUpstream(
             name,

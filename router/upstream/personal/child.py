@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import anyio
+import mcp_types as types
 
 from router.core.catalog import ToolSpec
 from router.core.changes import Changes
+from router.upstream.connection.host_requests import HostRequest, HostRequests
 from router.upstream.listing.cache import CachedListing
 from router.upstream.listing.known import KnownListing
 from router.upstream.personal.acting import Acting
@@ -19,6 +22,8 @@ from router.upstream.upstream import ToolsChanged, Upstream
 SIGN_IN_TOOL = "sign_in"
 """The stand-in tool of a per-user upstream, which signs the caller in."""
 SIGN_IN_ONLY = frozenset({SIGN_IN_TOOL})
+
+_R = TypeVar("_R", bound=types.Result)
 
 
 @dataclass(eq=False)
@@ -58,3 +63,34 @@ SignedIn = Callable[[Acting], Awaitable[bool]]
 """Whether a principal's credentials are still stored (not revoked meanwhile)."""
 Kept = Callable[[Acting], Awaitable[CachedListing | None]]
 """The listing a principal's connection kept last time, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class OwnHost:
+    """The host relay as one principal's connection reaches it. Every principal's connection
+    has the server's one name, so the relay cannot tell them apart by it: what this one
+    asks or logs (during a call or outside any) goes to its principal's own calls only."""
+
+    host: HostRequests
+    principal: str
+    """`Acting.key` of the connection's principal."""
+
+    async def ask(
+        self,
+        upstream: str,
+        request: HostRequest,
+        result_type: type[_R],
+        limit: float,
+        *,
+        principal: str | None = None,
+    ) -> _R | types.ErrorData:
+        return await self.host.ask(upstream, request, result_type, limit, principal=self.principal)
+
+    async def log(
+        self,
+        upstream: str,
+        params: types.LoggingMessageNotificationParams,
+        *,
+        principal: str | None = None,
+    ) -> None:
+        await self.host.log(upstream, params, principal=self.principal)

@@ -26,6 +26,7 @@ in); each principal lists, searches and calls only those its own connection list
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import secrets
 from collections import OrderedDict
@@ -94,6 +95,9 @@ class PersonalUpstream(Upstream):
         self._children: OrderedDict[str, Child] = OrderedDict()
         self._group: anyio.abc.TaskGroup | None = None
         self._running = anyio.Event()
+        self._context: contextvars.Context | None = None
+        """`run`'s own: each connection's task starts in a copy of it, never in the context
+        of the request that opened it (that call, its principal, its host's capabilities)."""
         self._union: tuple[ToolSpec, ...] | None = None
 
     # -- what the server layer reads -------------------------------------------------
@@ -236,8 +240,10 @@ class PersonalUpstream(Upstream):
         )
         child.upstream = self._make_child(acting, hooks)
         self._children[acting.key] = child
-        assert self._group is not None
-        self._group.start_soon(self._run_child, child, name=f"upstream {self.name} (a principal)")
+        group, context = self._group, self._context
+        assert group is not None and context is not None
+        task = f"upstream {self.name} (a principal)"
+        context.copy().run(lambda: group.start_soon(self._run_child, child, name=task))
         self._changed.notify()
         if self._kept is not None:
             kept = await self._kept(acting)
@@ -354,6 +360,7 @@ class PersonalUpstream(Upstream):
                 await self._on_tools(self.name, self.tools)  # the cached listing, or sign_in
             async with anyio.create_task_group() as group:
                 self._group = group
+                self._context = contextvars.copy_context()
                 self._running.set()
                 await self._close_idle()
         finally:
