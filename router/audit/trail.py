@@ -30,13 +30,9 @@ from router.audit.chain import (
     sealed_line,
 )
 from router.audit.export import emit
-from router.core.errors import RouterError
+from router.core.errors import AuditUnavailable
 
 logger = logging.getLogger(__name__)
-
-
-class AuditUnavailable(RouterError):
-    """The audit trail cannot be written; with `router.audit.required` the call is refused."""
 
 
 class AuditTrail:

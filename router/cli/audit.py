@@ -21,9 +21,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from router.audit import chain_files, verify
-from router.audit.chain import GENESIS, last_hash, rotated_files
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("audit", help="check and read the audit trail")
@@ -40,6 +37,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    # Imported here: the other commands (`serve` among them) never load the trail's modules.
+    from router.audit.chain import GENESIS, chain_files, last_hash, rotated_files, verify
+
     path = Path(args.file).expanduser()
     files = chain_files(path)
     if not files:
@@ -72,6 +72,8 @@ def _since(value: str | None) -> float | None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from router.audit.chain import chain_files
+
     path = Path(args.file).expanduser()
     files = chain_files(path)
     if not files:

@@ -20,6 +20,7 @@
   x ServeError           (the HTTP front cannot take its address: in use, not this machine's)
   x EmbeddingError       (model missing or unloadable)
   x StoreError           (the shared store is unreachable, or its schema is not this router's)
+  x AuditUnavailable     (the audit trail cannot be written; raised by router.audit)
 ```
 
 Foreign exceptions are mapped to these once, where they enter: the SDK's and the
@@ -54,6 +55,11 @@ class EmbeddingError(RouterError):
 
 class StoreError(RouterError):
     """The shared store (`router.store`) cannot be reached or used."""
+
+
+class AuditUnavailable(RouterError):
+    """The audit trail cannot be written; with `router.audit.required` the call is refused.
+    Here, not in `router.audit`, so a router without a trail never imports that package."""
 
 
 class InvalidParams(RouterError):

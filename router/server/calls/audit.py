@@ -31,22 +31,29 @@ import weakref
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.connection import Connection
 
-from router.audit import AuditTrail, AuditUnavailable
-from router.audit.export import export_audit_logs
 from router.config import RouterConfig
-from router.core.errors import OverQuotaError, ToolDenied, ToolHeld, ToolNotFound
+from router.core.errors import (
+    AuditUnavailable,
+    OverQuotaError,
+    ToolDenied,
+    ToolHeld,
+    ToolNotFound,
+)
 from router.core.redaction import redact
 from router.server.access.authorization import current_access
 from router.server.calls.call import Answer, ToolCall
 from router.server.calls.stages.meter import QUOTA_META
 from router.server.lifecycle.requests import Context, connection, is_modern
+
+if TYPE_CHECKING:  # router.audit is imported only when router.audit is configured
+    from router.audit import AuditTrail
 
 _T = TypeVar("_T")
 
@@ -59,6 +66,8 @@ def trail_for(config: RouterConfig) -> AuditTrail | None:
     section = config.router.audit
     if section is None:
         return None
+    from router.audit import AuditTrail  # only a router that keeps a trail pays for it
+
     trail = AuditTrail(
         section.path.expanduser(),
         required=section.required,
@@ -67,6 +76,8 @@ def trail_for(config: RouterConfig) -> AuditTrail | None:
         fields=tuple(section.fields),
     )
     if section.otel:
+        from router.audit.export import export_audit_logs
+
         export_audit_logs()
     return trail
 

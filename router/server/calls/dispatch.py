@@ -24,7 +24,6 @@ from router.server.calls.call import Answer
 from router.server.calls.pipeline import run_call, run_program_call
 from router.server.calls.stages.limit import owner
 from router.server.calls.validation import validate_arguments
-from router.server.code_mode import tools as code_tools
 from router.server.lifecycle.errors import errors_as_mcp
 from router.server.lifecycle.requests import Context, connection, is_modern
 from router.server.lifecycle.state import RouterState
@@ -42,17 +41,19 @@ async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> Answer
     if state.settings.mode == "all" and state.snapshot.catalog.get(params.name) is not None:
         # pass-through lists upstream tools only, and one may be named like a meta-tool
         return await run_call(ctx, state, params.name, arguments, answers, may_be_task=True)
-    in_code_mode = state.code is not None and state.settings.mode == "code"
-    if in_code_mode and params.name in code_tools.NAMES:  # code mode's own tools
-        forward = run_program_call
-        run = partial(code_tools.call, ctx, state, params.name, arguments, answers, forward)
-        if state.audit is None or params.name == SEARCH_TOOLS:
-            return await run()
-        # the program's run on the trail; each tool call it makes is a line of its own
-        asked = audit.Request(ctx, "code-run", None, params.name, arguments)
-        return await audit.audited_request(
-            state.audit, asked, run, audit.result_outcome, audit.refusal
-        )
+    if state.code is not None and state.settings.mode == "code":
+        from router.server.code_mode import tools as code_tools  # loaded only in code mode
+
+        if params.name in code_tools.NAMES:  # code mode's own tools
+            forward = run_program_call
+            run = partial(code_tools.call, ctx, state, params.name, arguments, answers, forward)
+            if state.audit is None or params.name == SEARCH_TOOLS:
+                return await run()
+            # the program's run on the trail; each tool call it makes is a line of its own
+            asked = audit.Request(ctx, "code-run", None, params.name, arguments)
+            return await audit.audited_request(
+                state.audit, asked, run, audit.result_outcome, audit.refusal
+            )
     if params.name == SEARCH_TOOLS:
         return await _search_tools(ctx, state, arguments)
     if params.name == READ_RESULT:

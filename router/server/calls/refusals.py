@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 
-from router.audit import AuditUnavailable
-from router.core.errors import InvalidParams
+from router.core.errors import AuditUnavailable, InvalidParams
 from router.policy.quotas import OverQuota
 from router.policy.refusals import QUOTA, OverRate, RefusalRate, refused_limit
 from router.server.access.authorization import current_access

@@ -18,8 +18,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from router.audit.trail import AuditUnavailable
-from router.core.errors import HttpRefusal
+from router.core.errors import AuditUnavailable, HttpRefusal
 from router.policy.profiles import Principal
 from router.server.access.authorization import Access, current_access
 from router.server.calls.audit import write

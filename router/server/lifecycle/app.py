@@ -28,7 +28,6 @@ from router.core.errors import EmbeddingError
 from router.embedding.base import Embedder
 from router.embedding.cache import default_cache_dir
 from router.pinning import Pinning, PinStore, origins_of
-from router.retrieval.rerank import Reranker
 from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
@@ -37,7 +36,6 @@ from router.server.calls import audit, dispatch, passage
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
-from router.server.code_mode.runs import CodeRuns
 from router.server.lifecycle.errors import errors_as_mcp
 from router.server.lifecycle.instructions import tell_instructions
 from router.server.lifecycle.observe import count_requests
@@ -87,9 +85,7 @@ async def router_state(
     `store` is the opened `open_store(config)`; without one, it is opened here (a shared
     store's `StoreError` then comes from here). `one_host` (stdio): the upstreams mirror that
     host's protocol era (`router.upstream.connection.eras`). `read_config` reads the config file
-    again
-    (`serve` gives it): with it, the file is applied while serving
-    (`router.server.lifecycle.reload`).
+    again (`serve` gives it): with it, the file is applied while serving (`...lifecycle.reload`).
     """
     settings = config.router
     cache_dir = settings.cache_dir or default_cache_dir()
@@ -189,14 +185,17 @@ async def _router_state(
                 store=store,
                 kept=KeptResults.from_config(config),
                 era=era,
-                code=CodeRuns.from_config(config, sealer),
                 audit=audit.trail_for(config),
             )
+            if "code" in config.modes:  # code mode's sandbox, imported only when configured
+                from router.server.code_mode.runs import CodeRuns
+
+                state.code = CodeRuns.from_config(config, sealer)
             if state.audit is not None:
                 state.audit.on_write = state.metrics.audit_written
             state.quotas.shared = store.quota_buckets()  # None: each replica counts its own
-            reranker = Reranker.bundled(cache_dir) if settings.rerank and embedder else None
-            task_group.start_soon(_load_model, embedder, state, usage_dir, reranker)
+            rerank = cache_dir if settings.rerank and embedder else None
+            task_group.start_soon(_load_model, embedder, state, usage_dir, rerank)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
             await task_group.start(state.tasks.run)
@@ -225,17 +224,20 @@ async def _load_model(
     embedder: Embedder | None,
     state: RouterState,
     usage_dir: Path | None,
-    reranker: Reranker | None = None,
+    rerank: Path | None = None,
 ) -> None:
     """Load the model in a worker thread while the upstreams connect, so neither the first
     index nor the first query pays for it. A model that fails to load is reported by the
     index, which then ranks with BM25 alone. Usage feedback opens with it: its vectors are
-    the model's. The reranker (`router.rerank`) loads too; one that cannot is logged and
-    searches go on without it."""
+    the model's. The reranker (`router.rerank`, its cache in `rerank`) loads too; one that
+    cannot is logged and searches go on without it."""
     try:
         if embedder is not None:
             await anyio.to_thread.run_sync(embedder.load)
-            if reranker is not None:
+            if rerank is not None:
+                from router.retrieval.rerank import Reranker  # only when asked
+
+                reranker = Reranker.bundled(rerank)
                 try:
                     await anyio.to_thread.run_sync(reranker.load)
                     state.searcher.reranker = reranker
@@ -265,11 +267,9 @@ async def _load_model(
 
 
 def _import_request_modules() -> None:
-    """Import what searches and calls use, off the event loop: the server started without
-    them so that `initialize` is answered at once (they take a noticeable share of the start-up
-    time that benchmarks/results/perf.json records under `startup`)."""
-    import jsonschema.validators  # noqa: F401
-
+    """Import what searches use, off the event loop: the server started without it so that
+    `initialize` is answered at once (benchmarks/results/startup.json). jsonschema waits for
+    the first call that is validated (`router.server.calls.validation`)."""
     import router.retrieval.retriever  # noqa: F401
 
 

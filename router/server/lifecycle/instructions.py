@@ -18,6 +18,6 @@ async def tell_instructions(ctx: ServerRequestContext[Any, Any], call_next: Call
     result = await call_next(ctx)
     if ctx.method in TOLD_IN and isinstance(result, dict):
         state = ctx.lifespan_context
-        await state.door.warm()
+        await state.door.warm(state.pool.upstreams, state.settings.servers_summary_tokens)
         result = {**result, "instructions": state.instructions}
     return result

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcp.server.connection import Connection
 
 from router.approvals.sealing import Sealer
-from router.audit import AuditTrail
-from router.code_mode.meta import code_meta_records
 from router.core.catalog import ToolRecord
 from router.core.changes import Changes
 from router.core.meta_tools import meta_tool_records
@@ -31,7 +30,6 @@ from router.server.access.visibility import Visibility
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
-from router.server.code_mode.runs import CodeRuns
 from router.server.lifecycle.metrics import RouterMetrics
 from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.settings import Mode, Settings
@@ -49,6 +47,10 @@ from router.store.base import VectorStore
 from router.store.local import LocalStore
 from router.upstream import UpstreamPool
 from router.upstream.connection.eras import HostEra
+
+if TYPE_CHECKING:  # built only when configured (router.server.lifecycle.app)
+    from router.audit import AuditTrail
+    from router.server.code_mode.runs import CodeRuns
 
 __all__ = ["Mode", "RouterState"]
 
@@ -177,6 +179,8 @@ class RouterState:
         k = settings.k
         if settings.mode == "code" and self.code is not None:  # search_tools (as signatures)
             # and execute
+            from router.code_mode.meta import code_meta_records  # code mode's alone
+
             return code_meta_records(k, self.code.sandbox.settings)
         servers = self.door.directory(self.pool.upstreams, settings.servers_summary_tokens)
         return meta_tool_records(k, servers)

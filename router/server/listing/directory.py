@@ -80,24 +80,30 @@ def _line(server: ServerAbout, chars: int) -> str:
 
 def directory(servers: Sequence[ServerAbout], budget: int, count: Callable[[str], int]) -> str:
     """The servers' lines under a header, within `budget` tokens as `count` counts them;
-    "" for no servers or a budget of 0."""
+    "" for no servers or a budget of 0. `count` is a BPE tokenizer's: never more tokens than
+    the text has UTF-8 bytes."""
     ordered = sorted(servers, key=lambda s: s.name)
     if not ordered or budget <= 0:
         return ""
 
+    def fits(text: str) -> bool:
+        # A token is at least one byte: a text no longer in bytes than the budget fits
+        # uncounted, so a small directory never loads the encoding (a start-up cost).
+        return len(text.encode()) <= budget or count(text) <= budget
+
     def text(chars: int) -> str:
         return "\n".join([HEADER, *(_line(s, chars) for s in ordered)])
 
-    if count(text(LINE_CHARS)) <= budget:
+    if fits(text(LINE_CHARS)):
         return text(LINE_CHARS)
     # The longest words that fit, found by halving (a shorter cut never costs more tokens).
     low, high = 0, LINE_CHARS
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if count(text(middle)) <= budget else (low, middle)
+        low, high = (middle, high) if fits(text(middle)) else (low, middle)
     if low >= FEWEST_CHARS:
         return text(low)
-    if count(text(0)) <= budget:
+    if fits(text(0)):
         return text(0)
     # Not even the names fit: the first ones that do, and the rest counted.
     lines = [HEADER]
@@ -105,7 +111,7 @@ def directory(servers: Sequence[ServerAbout], budget: int, count: Callable[[str]
         rest = len(ordered) - shown
         tail = f"- … and {rest} more"
         line = _line(server, 0)
-        if count("\n".join([*lines, line, tail])) > budget:
-            return "\n".join([*lines, tail]) if count("\n".join([*lines, tail])) <= budget else ""
+        if not fits("\n".join([*lines, line, tail])):
+            return "\n".join([*lines, tail]) if fits("\n".join([*lines, tail])) else ""
         lines.append(line)
     return "\n".join(lines)

@@ -12,7 +12,7 @@ import anyio.to_thread
 
 from router.accounting.tokens import TokenCounter
 from router.server.access.authorization import Unauthorized, current_access
-from router.server.listing.directory import HEADER, ServerAbout, about_server, directory
+from router.server.listing.directory import ServerAbout, about_server, directory
 from router.upstream import Upstream
 
 INSTRUCTIONS = (
@@ -52,14 +52,12 @@ class Door:
     def __init__(self, counter: TokenCounter | None = None) -> None:
         self._counter = counter or TokenCounter()
         self._made: dict[tuple[tuple[ServerAbout, ...], int], str] = {}
-        self._warm = False
 
-    async def warm(self) -> None:
-        """Load the token encoding in a worker thread (once), so the first directory made
-        on the event loop does not stall it."""
-        if not self._warm:
-            await anyio.to_thread.run_sync(self._counter.count_text, HEADER)
-            self._warm = True
+    async def warm(self, upstreams: Mapping[str, Upstream], budget: int) -> None:
+        """Make the directory in a worker thread (it is kept), so the event loop is not
+        stalled when making it loads the token encoding: only a directory longer in bytes
+        than its budget is counted, so a small one never loads it."""
+        await anyio.to_thread.run_sync(self.directory, upstreams, budget)
 
     def directory(self, upstreams: Mapping[str, Upstream], budget: int) -> str:
         """The directory of the upstreams the current request sees, within `budget` tokens."""

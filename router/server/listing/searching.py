@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -17,7 +18,6 @@ from router.core.tracing import span
 from router.embedding.base import Vectors
 from router.pinning.matching import HeldTool, HeldWords, noted
 from router.policy.profiles import View
-from router.retrieval.rerank import Reranker
 from router.retrieval.types import ScoredTool, SearchMode
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.visibility import Visibility
@@ -26,6 +26,9 @@ from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.settings import Settings
 from router.server.listing.index import LiveIndex
 from router.server.sessions.connections import ConnectionMemory, LastSearch
+
+if TYPE_CHECKING:  # numpy and onnxruntime load only with router.rerank (the model's loader)
+    from router.retrieval.rerank import Reranker
 
 
 @dataclass(frozen=True, slots=True)

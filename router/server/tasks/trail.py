@@ -11,7 +11,7 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from router.audit import AuditUnavailable
+from router.core.errors import AuditUnavailable
 from router.server.calls import audit
 from router.server.calls.call import ToolCall
 

@@ -1,0 +1,74 @@
+"""A feature that is not configured costs nothing at start: `mcp-router serve` on one stdio
+upstream, and nothing else configured, answers `initialize` and a search without ever
+importing the audit trail, code mode, the reranker, the registry client, PostgreSQL, the
+OpenTelemetry SDK or jsonschema (numpy it does import: BM25 ranks with it); configured, audit
+and code mode are imported."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.support.serving import ROOT, raw_router, write_config
+
+pytestmark = pytest.mark.processes
+
+LAUNCHER = ROOT / "tests" / "support" / "loaded_modules.py"
+UNCONFIGURED = (
+    "router.audit",
+    "router.code_mode",
+    "router.server.code_mode",
+    "router.retrieval.rerank",
+    "router.hosts.registry",
+    "router.store.postgres",
+    "opentelemetry.sdk",
+    "psycopg",
+    "jsonschema",
+)
+"""Packages a router on one stdio upstream, BM25 only, must not import to answer a search."""
+
+
+def counting(tmp_path: Path) -> dict[str, Any]:
+    """The smallest stdio upstream: one tool, no SDK."""
+    upstream = ROOT / "tests" / "upstreams" / "counting.py"
+    return {"command": sys.executable, "args": [str(upstream), str(tmp_path / "requests.log")]}
+
+
+async def modules_after_a_search(config: Path) -> set[str]:
+    """The modules a router serving `config` had imported when it exited, after `initialize`
+    and one search."""
+    out = config.parent / "modules.txt"
+    async with raw_router(config, launcher=[str(LAUNCHER), str(out)]) as router:
+        with anyio.fail_after(60):
+            await router.initialize()
+            found = await router.call("search_tools", {"query": "touch the counter"})
+            await router.finish()
+    assert found["structuredContent"]["tools"][0]["name"] == "count__touch"
+    return set(out.read_text(encoding="utf-8").split())
+
+
+def imported(modules: set[str], package: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for name in modules)
+
+
+async def test_a_router_with_nothing_configured_imports_no_feature(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"count": counting(tmp_path)})
+    modules = await modules_after_a_search(config)
+    assert "router.server.lifecycle.app" in modules  # the launcher saw the server run
+    assert [p for p in UNCONFIGURED if imported(modules, p)] == []
+
+
+async def test_audit_and_code_mode_are_imported_when_configured(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"count": counting(tmp_path)},
+        audit={"path": str(tmp_path / "trail.jsonl")},
+        endpoints={"coder": {"mode": "code"}},
+    )
+    modules = await modules_after_a_search(config)
+    assert imported(modules, "router.audit")
+    assert imported(modules, "router.server.code_mode")
