@@ -18,6 +18,7 @@ came from another.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,9 +52,16 @@ class HandshakeTwins:
         self._unusable: set[str] = set()
         self._running: dict[str, _Running] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._context: contextvars.Context | None = None
+        """The pool's own, saved where it starts: each twin's task starts in a copy of it,
+        never in the context of the host's call that opened the twin (on asyncio a task keeps
+        the context it started in, so what the twin asked or logged outside any call would go
+        to that first call's session, the relay's record of it being still there)."""
 
     def attach(self, task_group: anyio.abc.TaskGroup | None) -> None:
+        """Where the pool starts (`task_group`) and stops (None): never inside a request."""
         self._task_group = task_group
+        self._context = contextvars.copy_context() if task_group is not None else None
 
     @property
     def running(self) -> dict[str, Upstream]:
@@ -81,15 +89,15 @@ class HandshakeTwins:
             or not primary.speaks_modern
             or primary.name in self._unusable
             or self._task_group is None
+            or self._context is None
         ):
             return primary
         twin = self._twins.get(primary.name)
         if twin is None:
             twin = self._twins[primary.name] = self._make(primary)
             running = self._running[primary.name] = _Running(anyio.CancelScope(), anyio.Event())
-            self._task_group.start_soon(
-                self._run, twin, running, name=f"upstream {primary.name} (twin)"
-            )
+            group, task = self._task_group, f"upstream {primary.name} (twin)"
+            self._context.copy().run(lambda: group.start_soon(self._run, twin, running, name=task))
             logger.info(
                 "upstream %s: a handshake-era connection beside the 2026-07-28 one, for hosts "
                 "on a handshake revision",
