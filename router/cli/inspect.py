@@ -1,4 +1,5 @@
-"""`mcp-router inspect`: each upstream's health, and what its tool schemas cost in tokens.
+"""`mcp-router inspect`: each upstream's health, the extensions it offers, and what its
+tool schemas cost in tokens.
 
 Starts every upstream of the config, waits until each has connected or failed once (at
 most `--wait` seconds; one still connecting then is shown so), prints the report and
@@ -18,7 +19,9 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
                 "protocol_version": str|null, "server": {"name", "version"}, "tools": int,
                 "tokens": int|null, "direct_tokens": int|null,
                 "connect_seconds": float|null, "attempts": int, "last_error": str|null,
-                "last_stderr": str|null}],  # a stdio child's last stderr lines, one a line
+                "last_stderr": str|null,  # a stdio child's last stderr lines, one a line
+                "extensions": [str],  # its capabilities.extensions identifiers
+                "undeclared_extensions": [str]}],  # used by its tools, not declared (below)
  "totals": {"upstreams": int, "healthy": int, "tools": int,
             "tokens": {"mcp": int, "openai": int, "anthropic": int}, "direct_tokens": int},
  "listings": {"full" | "default" | "typical_k": {
@@ -29,7 +32,8 @@ tools as the router lists them, counted as one list; "direct_tokens": each upstr
  "warnings": [{"server", "tool": str|null, "name": str|null, "field", "rule", "excerpt"}],
  "held": [{"server", "tool", "name", "reason": "changed|new"}],
  "transforms": [str],  # what the entries' `tools` sections name that the upstreams lack
- "hosts": [str]}  # dynamic mode served to a host that ignores list_changed (below)
+ "hosts": [str],  # dynamic mode served to a host that ignores list_changed (below)
+ "served_extensions": [str]}  # the extensions the router serves its hosts
 ```
 "full" lists every tool; "default" is what `tools/list` returns: the pins (`router.pin`)
 and the meta-tools `search_tools` and `call_tool`; "typical_k" adds k tools of mean size
@@ -37,6 +41,12 @@ to those, which is approximate since the k tools a query brings vary. "held" nam
 tools that tool pinning (`router.pinning`) would hold, read from the pins a serving router
 recorded in the cache folder (inspect records nothing): their definition is not the one
 approved, or (strict) they are new; `mcp-router tools review` shows what changed.
+"extensions" are the identifiers an upstream declared under `capabilities.extensions` in its
+`initialize` or `server/discover` answer (SEP-2133); "undeclared_extensions" names MCP Apps
+(`io.modelcontextprotocol/ui`) for one whose tools carry `_meta.ui` without declaring it (an
+SDK Apps server on a handshake revision): the router carries its apps all the same.
+"served_extensions" is what the router advertises to hosts (`server/discover`); an upstream's
+other extensions are not carried to them (docs/apps.md).
 "hosts" warns when the config (`router.mode` or an endpoint's `mode`) is `dynamic` and a host
 file of this machine (home folder, and the current folder as the project) starts the router
 on this very config for a host that keeps the tool list it read first (Claude Desktop, Codex,
@@ -100,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
 
     pool = anyio.run(collect, config, args.wait)
     report = build_report(config, pool, TokenCounter(), args.k or config.router.k, _pinning(config))
-    report = report.model_copy(update={"hosts": stale_dynamic_hosts(config)})
+    served = served_extensions()
+    report = report.model_copy(
+        update={"hosts": stale_dynamic_hosts(config), "served_extensions": served}
+    )
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -127,6 +140,14 @@ def _pinning(config: RouterConfig) -> Callable[[Sequence[ToolRecord]], dict[Tool
             return store.held_now(records, config.router.pinning)
 
     return held
+
+
+def served_extensions() -> tuple[str, ...]:
+    """The extensions the router's server advertises to its hosts, sorted."""
+    from router.server.listing.apps import SERVED
+    from router.server.tasks.extension import EXTENSION as TASKS
+
+    return tuple(sorted({*SERVED, TASKS}))
 
 
 def stale_dynamic_hosts(config: RouterConfig) -> tuple[str, ...]:
@@ -200,6 +221,8 @@ def print_report(report: InspectReport) -> None:
         for line in (u.last_stderr or "").splitlines():
             print(f"    stderr: {line}")
 
+    _print_extensions(report)
+
     print(f"\ntokens of the tool list ({report.encoding}; saved against all tools)")
     formats = list(totals.tokens)
     _table(
@@ -252,6 +275,19 @@ def print_report(report: InspectReport) -> None:
                 print(f"    {held.name} ({held.server}/{held.tool}): {why}")
             names = " ".join(f"{held.server}/{held.tool}" for held in tools)
             print(f"    approve: mcp-router tools approve {names} --config {config}")
+
+
+def _print_extensions(report: InspectReport) -> None:
+    """Which extensions each upstream offers, and which of them the router carries."""
+    served = report.served_extensions
+    print(f"\nextensions the router serves its hosts: {', '.join(served) or '-'}")
+    for u in report.upstreams:
+        if u.state == DISABLED:
+            continue
+        offered = [f"{e}{'' if e in served else ' (not carried)'}" for e in u.extensions]
+        print(f"  {u.name}: {', '.join(offered) or 'none declared'}")
+        for extension in u.undeclared_extensions:
+            print(f"    its tools carry _meta.ui: it serves {extension} without declaring it")
 
 
 def _no_error(upstream: UpstreamReport) -> str:

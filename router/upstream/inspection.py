@@ -1,4 +1,5 @@
-"""What `mcp-router inspect` reports: each upstream's health and the token bill of its tools.
+"""What `mcp-router inspect` reports: each upstream's health, the extensions it offers and
+the token bill of its tools.
 
 Pure: it takes a `PoolSnapshot` (the pool as the command found it), so it is tested without
 starting a server. Tokens are counted with `TokenCounter` (cl100k) on two forms:
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from router.accounting.formats import ToolFormat, serialise
 from router.accounting.tokens import TokenCounter
 from router.config import RouterConfig, name_rules
+from router.core.apps import EXTENSION_ID as APPS
 from router.core.catalog import Catalog, ToolRecord, ToolSpec
 from router.core.meta_tools import meta_tool_records
 from router.core.tool_patterns import resolve_pins
@@ -73,6 +75,12 @@ class UpstreamReport(_Report):
     last_error: str | None
     last_stderr: str | None
     """A stdio child's last stderr lines when `last_error` ended its connection."""
+    extensions: tuple[str, ...] = ()
+    """The extensions it declared (`capabilities.extensions` of its `initialize` or
+    `server/discover` answer)."""
+    undeclared_extensions: tuple[str, ...] = ()
+    """Extensions its tools use that it did not declare: MCP Apps, when its tools carry
+    `_meta.ui` (an SDK Apps server on a handshake revision declares none)."""
 
     @property
     def failing(self) -> bool:
@@ -152,6 +160,9 @@ class InspectReport(_Report):
     hosts: tuple[str, ...] = ()
     """Host files that serve this config in `"mode": "dynamic"` to a host that does not
     re-read its tools on `list_changed` (`router.hosts.refresh`; the CLI fills it in)."""
+    served_extensions: tuple[str, ...] = ()
+    """The extensions the router itself serves its hosts (the CLI fills it in from the
+    server's own list); an upstream's other extensions are not carried to hosts."""
 
 
 def build_report(
@@ -250,6 +261,7 @@ def _upstream(
             last_stderr=None,
         )
     listed = bool(records) or status.healthy
+    apps = any(r.ui is not None for r in records)  # `_meta.ui`: MCP Apps, declared or not
     return UpstreamReport(
         name=name,
         state=status.state.value,
@@ -263,6 +275,8 @@ def _upstream(
         attempts=status.attempts,
         last_error=status.last_error,
         last_stderr=status.last_stderr,
+        extensions=status.extensions,
+        undeclared_extensions=(APPS,) if apps and APPS not in status.extensions else (),
     )
 
 

@@ -57,6 +57,9 @@ class UpstreamStatus:
     """The listing held is the cache folder's: the server has not run in this process."""
     principals: int | None = None
     """A per-user upstream's connections open now, one per principal (a count: no names)."""
+    extensions: tuple[str, ...] = ()
+    """The extensions the server declared with the listing held (`capabilities.extensions`
+    identifiers, SEP-2133)."""
 
     @property
     def healthy(self) -> bool:

@@ -157,6 +157,7 @@ class Upstream:
             lazy=self._demand.lazy,
             listed_at=known.raw.listed_at if known.raw else None,
             from_cache=known.from_cache,
+            extensions=known.extensions,
         )
 
     @property

@@ -251,6 +251,7 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "held",
         "transforms",
         "hosts",
+        "served_extensions",
     ]
     assert dumped["held"] == [{"server": "a", "tool": "x", "name": "a__x", "reason": "changed"}]
     upstream = dumped["upstreams"][0]
@@ -267,6 +268,8 @@ def test_json_shape_comes_from_the_report_types() -> None:
         "attempts",
         "last_error",
         "last_stderr",
+        "extensions",
+        "undeclared_extensions",
     ]
     assert upstream["server"] == {"name": None, "version": None}
     assert upstream["connect_seconds"] == 0.123
@@ -335,3 +338,57 @@ def test_dynamic_mode_served_to_a_host_that_keeps_its_first_list_is_warned(
     assert lines[lines.index("hosts: 1 serve this config in dynamic mode to no effect") + 1] == (
         f"  {warned[0]}"
     )
+
+
+APPS = "io.modelcontextprotocol/ui"
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+@pytest.mark.processes
+def test_inspect_names_the_extensions_each_upstream_offers_and_those_the_router_serves(
+    tmp_path: Path,
+) -> None:
+    """`charts` declares MCP Apps on 2026-07-28; `maps`, held to 2025-11-25 where the SDK
+    declares no extension, still puts `_meta.ui` on its tool: it serves apps without saying
+    so; `toolbox` has none."""
+    servers = {
+        "charts": upstream_tests.script("charts"),
+        "maps": upstream_tests.script("maps", protocol="2025-11-25"),
+        "toolbox": upstream_tests.script("toolbox"),
+    }
+    config = tmp_path / "servers.json"
+    data = {"mcpServers": servers, "router": {"cache_dir": str(tmp_path / "cache")}}
+    config.write_text(json.dumps(data), encoding="utf-8")
+
+    def inspected(*options: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "router", "inspect", "--config", str(config), *options],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    report = json.loads(inspected("--json", "--wait", WAIT))
+    text = inspected("--wait", WAIT).splitlines()
+
+    upstreams = {u["name"]: u for u in report["upstreams"]}
+    assert upstreams["charts"]["protocol_version"] == "2026-07-28"
+    assert upstreams["charts"]["extensions"] == [APPS]
+    assert upstreams["charts"]["undeclared_extensions"] == []
+    assert upstreams["maps"]["protocol_version"] == "2025-11-25"
+    assert upstreams["maps"]["extensions"] == []
+    assert upstreams["maps"]["undeclared_extensions"] == [APPS]
+    assert upstreams["toolbox"]["extensions"] == []
+    assert upstreams["toolbox"]["undeclared_extensions"] == []
+    assert report["served_extensions"] == [TASKS, APPS]
+    section = text[text.index(f"extensions the router serves its hosts: {TASKS}, {APPS}") :]
+    assert section[1:5] == [
+        f"  charts: {APPS}",
+        "  maps: none declared",
+        f"    its tools carry _meta.ui: it serves {APPS} without declaring it",
+        "  toolbox: none declared",
+    ]

@@ -255,3 +255,25 @@ async def test_an_eager_server_starts_with_the_router_even_when_cached(tmp_path:
             await router.finish()
     assert "From the last known listing" not in text
     assert len(started(state)) == 1
+
+
+async def test_an_idle_server_s_extensions_come_from_its_cached_listing(tmp_path: Path) -> None:
+    """What a server declared under `capabilities.extensions` (tests/upstreams/charts.py:
+    MCP Apps) is kept with its listing, so a lazy server not started since says it too."""
+    cfg = parse_config({"mcpServers": {"charts": script("charts")}, "router": {}})
+    listings = ListingCache(tmp_path)
+    listed = anyio.Event()
+
+    async def indexed(_server: str, _tools: tuple[object, ...]) -> None:
+        listed.set()  # called once the listing is in the cache folder
+
+    async with UpstreamPool(cfg, listings=listings, on_tools_changed=indexed) as pool:
+        with anyio.fail_after(LIMIT):
+            await listed.wait()
+        live = pool.statuses()["charts"]
+    async with UpstreamPool(cfg, listings=listings) as pool:
+        idle = pool.statuses()["charts"]
+
+    assert live.extensions == ("io.modelcontextprotocol/ui",)
+    assert idle.state is UpstreamState.IDLE and idle.from_cache
+    assert idle.extensions == ("io.modelcontextprotocol/ui",)

@@ -6,11 +6,11 @@ One record per upstream (`router.store.records`): a JSON file under `cache_dir/l
 or with `router.store` a row of the store's `mcp_router_records`, so a replica started fresh
 serves the listing another replica took. It holds the listing as the server sent it
 (tools, resources, resource templates and prompts, unfiltered: the config's filters apply as
-it is read), the server's identity and instructions, its protocol revision and when it was
-taken. A file is keyed by the entry's connection identity (`listing_key`: a hash of the
-command, arguments, environment and folder, or of the URL, transport and headers), so an entry
-whose command or environment changed is never served another's listing, and no configured
-value (an API key in `env`) is written.
+it is read), the server's identity and instructions, its protocol revision, the extensions it
+declared and when it was taken. A file is keyed by the entry's connection identity
+(`listing_key`: a hash of the command, arguments, environment and folder, or of the URL,
+transport and headers), so an entry whose command or environment changed is never served
+another's listing, and no configured value (an API key in `env`) is written.
 
 A per-user upstream's listing is its principal's own (`router.upstream.personal`): it is never
 kept here under the server's name. Each principal's is a record of its own (`owner`: kind
@@ -75,6 +75,9 @@ class CachedListing:
     protocol_version: str | None = None
     listed_at: float = 0.0
     """Unix time of the listing."""
+    extensions: tuple[str, ...] = ()
+    """The extensions its `initialize` or `server/discover` answer declared (SEP-2133,
+    `capabilities.extensions`), by identifier (`router.upstream.listing.known`)."""
 
     def to_json(self, name: str, key: str) -> str:
         listing = self.listing
@@ -87,6 +90,7 @@ class CachedListing:
                 "protocol_version": self.protocol_version,
                 "server_info": _dump(self.server_info) if self.server_info else None,
                 "instructions": self.instructions,
+                "extensions": list(self.extensions),
                 "tools": [_dump(tool) for tool in listing.tools],
                 "resources": [_dump(resource) for resource in listing.resources],
                 "resource_templates": [_dump(t) for t in listing.resource_templates],
@@ -110,6 +114,7 @@ class CachedListing:
             data.get("instructions"),
             data.get("protocol_version"),
             float(data["listed_at"]),
+            tuple(str(e) for e in data.get("extensions", ())),  # absent in an older file
         )
 
 

@@ -1,6 +1,7 @@
 """The listing the router holds for one upstream: from its last connection, or, for a lazy
 upstream that has not run yet, from the cache folder (`router.upstream.listing.cache`). The
-config's filters are applied here; the tools are the catalog's `ToolSpec`s."""
+config's filters are applied here; the tools are the catalog's `ToolSpec`s. The extensions
+the server declared come with it (`inspect` names them)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from router.upstream.listing.cache import CachedListing, now
 from router.upstream.listing.convert import server_description, tool_spec
 from router.upstream.listing.fetch import Listing
 from router.upstream.listing.filtering import ToolFilter
+
+MAX_EXTENSIONS = 32
+"""Extensions kept of what one server declares."""
+MAX_EXTENSION_ID = 128
+"""The longest extension identifier kept."""
 
 
 class KnownListing:
@@ -42,6 +48,11 @@ class KnownListing:
     def protocol_version(self) -> str | None:
         return self.raw.protocol_version if self.raw else None
 
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The extensions the server declared with this listing (identifiers)."""
+        return self.raw.extensions if self.raw else ()
+
     def install(self, listed: CachedListing, *, from_cache: bool = False) -> None:
         """Adopt a listing (tools filtered) and the server's identity."""
         self.raw, self.from_cache = listed, from_cache
@@ -55,4 +66,14 @@ class KnownListing:
     def listed(self, client: Client, listing: Listing) -> None:
         """Adopt what a connection just listed."""
         info, version = client.server_info, client.protocol_version
-        self.install(CachedListing(listing, info, client.instructions, version, now()))
+        declared = declared_extensions(client.server_capabilities)
+        self.install(CachedListing(listing, info, client.instructions, version, now(), declared))
+
+
+def declared_extensions(capabilities: types.ServerCapabilities | None) -> tuple[str, ...]:
+    """The identifiers under a server's `capabilities.extensions` (SEP-2133), sorted: at most
+    `MAX_EXTENSIONS`, each printable and at most `MAX_EXTENSION_ID` characters (the server's
+    own text, shown on a terminal by `inspect`)."""
+    declared = (capabilities.extensions if capabilities is not None else None) or {}
+    kept = (e for e in declared if len(e) <= MAX_EXTENSION_ID and e.isprintable())
+    return tuple(sorted(kept))[:MAX_EXTENSIONS]
