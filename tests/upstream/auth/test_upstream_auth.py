@@ -29,11 +29,14 @@ import anyio.abc
 import httpx2
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult
 
 from router.config import RemoteServer, load_config
 from router.config.oauth import may_carry_tokens
 from router.upstream.auth.callback import free_port, listening
-from router.upstream.auth.providers import token_files
+from router.upstream.auth.providers import Redirect, token_files, upstream_auth
 from router.upstream.auth.storage import StoredCredentials
 from tests.conftest import ROOT
 from tests.support.http_serving import http_front
@@ -585,3 +588,69 @@ async def test_inspect_and_the_http_front_name_the_sign_in_an_upstream_needs(
     assert health["sign_in_needed"] == {NAME: f"sign-in needed: run `{login_command(setup)}`"}
     [listed] = tools["upstreams"]
     assert listed["sign_in_needed"] is True and "401" not in (listed["last_error"] or "")
+
+
+class Person:
+    """Signs in as a person clicking "allow" would, once both connections have met the
+    server's 401: so two sign-ins, if there are two, overlap."""
+
+    def __init__(self, refused: dict[str, anyio.Event]) -> None:
+        self._refused = refused
+        self.shown: list[str] = []
+        self._result: AuthorizationCodeResult | None = None
+
+    async def redirect(self, authorization_url: str) -> None:
+        self.shown.append(authorization_url)
+        for event in self._refused.values():
+            await event.wait()
+        async with httpx2.AsyncClient(timeout=10) as http:
+            approved = await http.get(authorization_url)  # approves at once: a redirect
+        back = httpx2.URL(approved.headers["location"]).params
+        self._result = AuthorizationCodeResult(code=back["code"], state=back.get("state"))
+
+    async def callback(self) -> AuthorizationCodeResult:
+        assert self._result is not None
+        return self._result
+
+
+async def test_two_connections_that_meet_401_at_once_sign_in_once(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """A primary connection and its handshake twin (two providers, one credentials record,
+    one gate) both meet the server's 401: the first signs in while the second waits, and the
+    second then connects with the tokens the first stored. One authorization, one prompt."""
+    server = RemoteServer(url=upstream.url)
+    files = token_files(tmp_path / "cache", server)
+    gate = anyio.Lock()
+    refused = {name: anyio.Event() for name in ("primary", "twin")}
+    people = {name: Person(refused) for name in refused}
+    before = await upstream.stats()
+
+    async def connect(name: str) -> list[str]:
+        async def seen(response: httpx2.Response) -> None:
+            if response.status_code == 401 and response.request.url == upstream.url:
+                refused[name].set()
+
+        port = free_port()
+        auth = upstream_auth(server, files, people[name], Redirect(port), gate=gate)
+        hooks = {"response": [seen]}
+        async with httpx2.AsyncClient(auth=auth, event_hooks=hooks, timeout=30) as http:
+            transport = streamable_http_client(upstream.url, http_client=http)
+            async with Client(transport, mode="legacy") as client:
+                return [tool.name for tool in (await client.list_tools()).tools]
+
+    listed: dict[str, list[str]] = {}
+    with anyio.fail_after(CLI_LIMIT):
+        async with anyio.create_task_group() as group:
+            for name in refused:
+
+                async def one(name: str = name) -> None:
+                    listed[name] = await connect(name)
+
+                group.start_soon(one)
+    after = await upstream.stats()
+
+    assert "get_forecast" in listed["primary"] and listed["twin"] == listed["primary"]
+    assert all(event.is_set() for event in refused.values())  # both were refused at once
+    assert after.get("authorizations", 0) - before.get("authorizations", 0) == 1
+    assert sorted(len(person.shown) for person in people.values()) == [0, 1]
