@@ -179,9 +179,9 @@ class TaskSettings(BaseModel):
     """The mode of a tool whose server entry and transforms say none."""
     after_ms: int = Field(default=2000, ge=0)
     """In `auto` mode: a call still running this long becomes a task."""
-    ttl_s: int = Field(default=3600, ge=1)
+    ttl_s: float = Field(default=3600, gt=0)
     """A task is kept this long from its creation, result included; a call still running
-    then is cancelled, and the task is forgotten."""
+    then is cancelled, and the task is forgotten (seconds; a fraction is allowed)."""
     poll_ms: int = Field(default=1000, ge=1)
     """The `pollIntervalMs` hosts are told."""
     max_tasks: int = Field(default=1024, ge=1)

@@ -24,6 +24,7 @@ class Refused(Exception):
     def __init__(self, status: int, error: dict[str, Any]) -> None:
         super().__init__(f"{status}: {error}")
         self.status, self.code = status, error["code"]
+        self.message: str = error.get("message", "")
         self.data = error.get("data")
 
 

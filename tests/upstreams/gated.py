@@ -3,8 +3,9 @@ as tasks: it says which jobs ran to the end and which were cut.
 
 Usage: `gated.py LOG`. Tools: `job(key)` appends `started KEY` to LOG and waits until
 `release(key)` is called (then appends `released KEY` and answers `done KEY`) or until it is
-cancelled (then appends `cancelled KEY`); `release(key)` lets that job end; `broken()` fails
-as a tool (an `isError` result). Each line is flushed before anything else happens.
+cancelled (then appends `cancelled KEY`); `release(key)` lets that job end; `big(size)`
+answers `size` characters; `broken()` fails as a tool (an `isError` result). Each line is
+flushed before anything else happens.
 """
 
 import sys
@@ -45,6 +46,12 @@ async def release(key: str) -> str:
     """Let the job `key` end."""
     _gate(key).set()
     return f"released {key}"
+
+
+@app.tool()
+async def big(size: int) -> str:
+    """A result of `size` characters."""
+    return "x" * size
 
 
 @app.tool()

@@ -33,7 +33,7 @@ async def front(
 ) -> AsyncIterator[dict[str, Host]]:
     """A front serving `gated` (tasks `always`, but `release` never) and `asking` (reached
     over the handshake, tasks `always`); a host per principal, alice's also without the
-    extension (`plain`)."""
+    extension (`plain`), and carol's."""
     gated = {
         "command": sys.executable,
         "args": [str(SCRIPTS / "gated.py"), str(tmp_path / "gated.log")],
@@ -69,6 +69,7 @@ async def front(
         yield {
             "alice": host("alice", capabilities=elicits),
             "bob": host("bob", capabilities=elicits),
+            "carol": host("carol"),
             "plain": host("alice", declares=False),
         }
 
@@ -237,3 +238,82 @@ async def test_an_auto_call_becomes_a_task_only_past_its_threshold_and_within_it
             await alice.call("gated__release", {"key": "long"})
             done = await alice.until(long["taskId"], "completed")
             assert done["result"]["content"][0]["text"] == "done long"
+
+
+async def test_over_a_bound_an_always_call_is_refused_and_a_finished_task_makes_room(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    tasks = {"per_principal": 1, "max_tasks": 2}
+    async with front(provider, tmp_path, tasks=tasks) as hosts:
+        alice, bob, carol = hosts["alice"], hosts["bob"], hosts["carol"]
+        with anyio.fail_after(60):
+            first = await alice.call("gated__job", {"key": "a1"})
+            # alice's share is one running task: another `always` call is refused, not run
+            with pytest.raises(Refused) as share:
+                await alice.call("gated__job", {"key": "a2"})
+            assert share.value.code == types.INVALID_PARAMS
+            assert "router.tasks.per_principal" in share.value.message
+            bobs = await bob.call("gated__job", {"key": "b1"})  # bob's share is his own
+
+            await alice.call("gated__release", {"key": "a1"})
+            await alice.until(first["taskId"], "completed")
+            # two kept (one finished): alice's next task takes the oldest finished one's room
+            second = await alice.call("gated__job", {"key": "a3"})
+            with pytest.raises(Refused) as forgotten:
+                await alice.get(first["taskId"])
+            assert forgotten.value.code == types.INVALID_PARAMS
+            # two kept, both running: the router has no room for carol's
+            with pytest.raises(Refused) as full:
+                await carol.call("gated__job", {"key": "c1"})
+            assert full.value.code == types.INVALID_PARAMS
+            assert "router.tasks.max_tasks" in full.value.message
+            assert (await bob.get(bobs["taskId"]))["status"] == "working"
+            assert (await alice.get(second["taskId"]))["status"] == "working"
+    log = (tmp_path / "gated.log").read_text("utf-8").splitlines()
+    assert "started a2" not in log and "started c1" not in log
+
+
+async def test_a_task_past_its_ttl_is_cancelled_upstream_and_then_unknown(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path, tasks={"ttl_s": 0.5}) as hosts:
+        alice = hosts["alice"]
+        with anyio.fail_after(60):
+            task = await alice.call("gated__job", {"key": "t"})
+            assert task["ttlMs"] == 500
+            while True:  # polled as a host does, until the task has expired
+                try:
+                    await alice.get(task["taskId"])
+                except Refused as refused:
+                    assert refused.code == types.INVALID_PARAMS
+                    break
+                await anyio.sleep(0.05)
+            with pytest.raises(Refused):
+                await alice.request("tasks/cancel", {"taskId": task["taskId"]})
+            if "started t" in (tmp_path / "gated.log").read_text("utf-8").splitlines():
+                await until_logged(tmp_path / "gated.log", "cancelled t")
+            while True:  # the trail has the task's end (written as the call is cut)
+                if any(r["kind"] == "task" and r["outcome"] == "failed" for r in _trail(tmp_path)):
+                    break
+                await anyio.sleep(0.05)
+    ended = [r for r in _trail(tmp_path) if r["kind"] == "task"]
+    assert [r["outcome"] for r in ended] == ["working", "failed"]
+    assert "router.tasks.ttl_s" in ended[-1]["error"]
+    assert "released t" not in (tmp_path / "gated.log").read_text("utf-8")
+
+
+async def test_a_result_over_result_bytes_fails_its_task_saying_so(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path, tasks={"result_bytes": 1024}) as hosts:
+        alice = hosts["alice"]
+        with anyio.fail_after(60):
+            small = await alice.call("gated__big", {"size": 100})
+            kept = await alice.until(small["taskId"], "completed")
+            assert kept["result"]["content"][0]["text"] == "x" * 100
+
+            large = await alice.call("gated__big", {"size": 4000})
+            failed = await alice.until(large["taskId"], "failed")
+            assert "result" not in failed
+            assert failed["error"]["code"] == types.INTERNAL_ERROR
+            assert "over the 1024 a task keeps" in failed["error"]["message"]
