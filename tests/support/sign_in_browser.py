@@ -65,6 +65,14 @@ class SignInBrowser:
             self.cookies = http.cookies
             return answer
 
+    async def post(self, url: str, form: dict[str, str]) -> httpx2.Response:
+        """A form posted, with this browser's cookies (no redirect followed)."""
+        mounts = {f"all://{PUBLIC}": _ToFront(self.front)}
+        async with httpx2.AsyncClient(timeout=10, cookies=self.cookies, mounts=mounts) as http:
+            answer = await http.post(url, data=form)
+            self.cookies = http.cookies
+            return answer
+
     async def start(self, link: str) -> str:
         """Open the sign-in link the router showed and go on: the authorization URL the
         first hop redirects to."""

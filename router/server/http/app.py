@@ -38,6 +38,7 @@ from router.server.http.routing import ListCosts
 from router.server.http.search import search_api
 from router.server.http.sign_in_callback import sign_in_routes
 from router.server.lifecycle.app import build_server, router_state
+from router.upstream.personal.key_entry import KEYS_ROUTE
 from router.upstream.personal.pending import CALLBACK_ROUTE
 from router.upstream.personal.tickets import START_ROUTE
 
@@ -99,7 +100,7 @@ def create_app(
     app.router.routes.extend(playground_routes())
     app.router.routes.extend(sign_in_routes())
     # /healthz's detail needs a credential, its status not; a sign-in's browser has none
-    public = PUBLIC_PATHS | {"/healthz", CALLBACK_ROUTE, START_ROUTE}
+    public = PUBLIC_PATHS | {"/healthz", CALLBACK_ROUTE, START_ROUTE, KEYS_ROUTE}
     if policy.tokens is not None:  # clients read where to get a token before they have one
         app.router.routes.extend(metadata_routes(policy.tokens.settings))
         public = public | metadata_paths(policy.tokens.settings)
@@ -109,7 +110,8 @@ def create_app(
     # dispatcher hands on to the handler of each message.
     app.add_middleware(AuthContextMiddleware)
     # The playground's page and files hold no data: they load without the token.
-    app.add_middleware(GuardMiddleware, policy=policy, public_paths=public)
+    forms = frozenset({KEYS_ROUTE})  # a key's form: its route checks its cookie and CSRF token
+    app.add_middleware(GuardMiddleware, policy=policy, public_paths=public, public_forms=forms)
     return app
 
 

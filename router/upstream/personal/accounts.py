@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Literal
 
 from router.config import RemoteServer, RouterConfig, StdioServer
+from router.config.personal import user_value_names
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
 from router.upstream.auth.storage import StoredCredentials
 from router.upstream.listing.cache import ListingCache
 from router.upstream.personal.credentials import personal_files, sealed_records
+from router.upstream.personal.keys import UserKeys
 
 How = Literal["per-user sign-in", "token exchange"]
 
@@ -71,6 +73,16 @@ class PersonalAccounts:
             for name, server in sorted(self._config.servers.items())
             if isinstance(server, RemoteServer) and how_personal(server) is not None
         }
+
+    @property
+    def keyed(self) -> dict[str, StdioServer | RemoteServer]:
+        """The servers with per-user values (`${user:NAME}`), by name."""
+        found = sorted(self._config.servers.items())
+        return {name: server for name, server in found if user_value_names(server)}
+
+    def user_keys(self) -> UserKeys:
+        """The principals' sealed values for the servers in `keyed`."""
+        return UserKeys(self._records_sealed())
 
     @property
     def issuer(self) -> str | None:

@@ -28,7 +28,7 @@ from router.upstream.personal.credentials import (
     personal_files,
     sealed_records,
 )
-from router.upstream.personal.keyed import KeyedUpstream
+from router.upstream.personal.keyed import KeyedUpstream, Values
 from router.upstream.personal.keys import UserKeys
 from router.upstream.personal.pending import PendingSignIns
 from router.upstream.personal.upstream import PersonalUpstream
@@ -209,11 +209,18 @@ class PersonalBuilder:
         async def values() -> dict[str, str] | None:
             return await anyio.to_thread.run_sync(keys.values, name, server, acting.key)
 
+        place = self.place(config)
+
+        async def ask(values: Values) -> dict[str, str] | None:
+            keys = place.pending.keys
+            return await keys.ask(name, acting.key, place.redirect_uri, hooks.on_url, values)
+
         return KeyedUpstream(
             name,
             server,
             values,
             KEYS_HINT.format(name=name, subject=acting.subject),
+            ask=ask,
             on_tools_changed=hooks.on_tools,
             on_status_changed=hooks.on_status,
             **{**options, "listings": self._listings(config, acting, options)},

@@ -22,6 +22,7 @@ from router.config import RemoteServer, StdioServer
 from router.config.personal import user_value_names
 from router.pinning.origin import origin_of
 from router.store.records import Records
+from router.upstream.listing.cache import ListingCache
 
 KEYS_KIND = "user-keys"
 MAX_VALUE = 8192
@@ -123,5 +124,8 @@ class UserKeys:
             held.put(json.dumps(record).encode())
 
     def revoke(self, name: str, owner: str) -> bool:
-        """Forget `owner`'s values for `name`; whether there were any."""
+        """Forget `owner`'s values for `name`, and the listing its connection kept (a
+        revoked principal is shown `sign_in` only, until it enters a value again); whether
+        there were any."""
+        ListingCache(None, self.records, owner=owner).forget(name)
         return self.records.delete(KEYS_KIND, self.key(name, owner))

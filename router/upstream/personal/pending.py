@@ -36,6 +36,7 @@ from router.core.errors import SignInNeeded
 from router.store.records import Records
 from router.upstream.auth.callback import SignInRefused, state_of
 from router.upstream.auth.signin import SIGN_IN_TIMEOUT
+from router.upstream.personal.key_entry import PendingKeys
 from router.upstream.personal.tickets import START_ROUTE, Ticket, Tickets, digest, same_browser
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ class PendingSignIns:
         self._waiting: OrderedDict[str, _Waiting] = OrderedDict()
         self._relay = relay if relay is not None and relay.shared else None
         self.tickets = Tickets(self._relay)
+        self.keys = PendingKeys(self._relay)
+        """Per-user values entered on the front's page (`router.upstream.personal.key_entry`)."""
 
     def __len__(self) -> int:
         return len(self._waiting)

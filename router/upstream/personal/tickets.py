@@ -88,8 +88,10 @@ class Tickets:
     """First-hop tickets: in memory on one replica, in the shared store's records (under
     each one's lock) where there is one, so that any replica opens them."""
 
-    def __init__(self, relay: Records | None) -> None:
+    def __init__(self, relay: Records | None, kind: str = TICKET_KIND) -> None:
+        """`kind`: the records' kind (a key entry's tickets are not a sign-in's)."""
         self._relay = relay
+        self._kind = kind
         self._local: OrderedDict[str, Ticket] = OrderedDict()
         self._issued: OrderedDict[str, str] = OrderedDict()
         """The key of the ticket issued for each state, to delete it once the flow ends."""
@@ -103,7 +105,7 @@ class Tickets:
         self._issued[ticket.state] = key
         if self._relay is not None:
             body = json.dumps(asdict(ticket)).encode()
-            await anyio.to_thread.run_sync(self._relay.put, TICKET_KIND, key, body)
+            await anyio.to_thread.run_sync(self._relay.put, self._kind, key, body)
             return secret
         now = time.time()
         for old in [k for k, t in self._local.items() if t.expires <= now]:
@@ -119,7 +121,7 @@ class Tickets:
         if self._relay is None:
             found = self._local.get(key)
         else:
-            found = _parsed(await anyio.to_thread.run_sync(self._relay.get, TICKET_KIND, key))
+            found = _parsed(await anyio.to_thread.run_sync(self._relay.get, self._kind, key))
         return found if found is not None and found.expires > time.time() else None
 
     async def claim(self, secret: str) -> Ticket | None:
@@ -131,11 +133,11 @@ class Tickets:
         else:
 
             def spend() -> Ticket | None:
-                with relay.locked(TICKET_KIND, key) as held:
+                with relay.locked(self._kind, key) as held:
                     ticket = _parsed(held.get())
                     if ticket is not None:
                         held.put(b"")  # spent: a second claim, here or elsewhere, finds none
-                relay.delete(TICKET_KIND, key)
+                relay.delete(self._kind, key)
                 return ticket
 
             found = await anyio.to_thread.run_sync(spend)
@@ -167,7 +169,7 @@ class Tickets:
 
             def delete() -> None:
                 if key is not None:
-                    relay.delete(TICKET_KIND, key)
+                    relay.delete(self._kind, key)
                 relay.delete(BROWSER_KIND, digest(state)[:32])
 
             await anyio.to_thread.run_sync(delete)

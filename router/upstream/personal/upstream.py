@@ -8,12 +8,10 @@ an ordinary `Upstream` with its own owner task, started on that principal's firs
 and closed after `router.personal.idle_seconds` without one, or when more than
 `max_connections` are open (the least recently used goes).
 
-Signing in happens in the caller's own request. A connection without a token gets an
-authorization URL from the SDK's flow (`FrontSignIn`); the request that waits for it asks its
-host to open it (URL-mode elicitation) and waits, bounded, until the browser has come back
-through the front and the connection is up, then goes on. A host that cannot show URLs gets
-an error naming the link, which stays valid while the attempt waits; a declined sign-in
-closes the attempt.
+Signing in (or entering a key) happens in the caller's own request: the link a connection
+shows (`FrontSignIn`, `PendingKeys`) goes to its host (URL-mode elicitation), and the request
+waits, bounded, until the connection is up. A host that cannot show URLs gets an error naming
+the link, valid while the attempt waits; a declined one closes the attempt.
 
 What a connection lists is its principal's alone: its resources, templates and prompts are
 served to that principal only (`listing`), and it is kept sealed under that principal's key
@@ -290,7 +288,7 @@ class PersonalUpstream(Upstream):
                         await self._ask_sign_in(child, child.url)
                         continue
                     if child.url is not None:
-                        raise SignInNeeded(self.name, _open_link(self.name, child.url))
+                        raise SignInNeeded(self.name, self._open_link(child, child.url))
                     status = upstream.status
                     if status.state is UpstreamState.UNHEALTHY and status.settled:
                         if status.sign_in_needed:
@@ -313,7 +311,7 @@ class PersonalUpstream(Upstream):
         else:
             request = types.ElicitRequest(
                 params=types.ElicitRequestURLParams(
-                    message=f"Sign in to {self.name} as yourself so that its tools can be used.",
+                    message=f"{_asking(self.server)} {self.name} so that its tools can be used.",
                     url=url,
                     elicitation_id=secrets.token_urlsafe(16),
                 )
@@ -322,13 +320,21 @@ class PersonalUpstream(Upstream):
         if isinstance(answer, types.ErrorData):
             child.link_only = url
             logger.info("upstream %s: sign-in not shown: %s", self.name, answer.message)
-            raise SignInNeeded(self.name, _open_link(self.name, url))
+            raise SignInNeeded(self.name, self._open_link(child, url))
         if answer.action != "accept":
             self._close(child)
             outcome = "declined" if answer.action == "decline" else "cancelled"
             raise SignInNeeded(self.name, f"the sign-in was {outcome}")
         while child.url == url and child.upstream is not None:
             await child.changed.wait()  # the browser comes back: the attempt goes on
+
+    def _open_link(self, child: Child, url: str) -> str:
+        """The error naming the link a host could not show (and, for a key, the command)."""
+        if not user_value_names(self.server):
+            return f"open {url} in a browser to sign in to {self.name} as yourself, then call again"
+        command = f"mcp-router secrets set {self.name} --principal {child.acting.subject}"
+        said = f"open {url} in a browser to enter your key for {self.name}, then call again"
+        return f"{said} (or ask an operator to run `{command}`)"
 
     def _on_url(self, child: Child, url: str | None) -> None:
         child.url = url
@@ -385,10 +391,10 @@ class PersonalUpstream(Upstream):
                 await self._changed.wait()
 
 
+def _asking(server: StdioServer | RemoteServer) -> str:
+    return "Enter your own key for" if user_value_names(server) else "Sign in as yourself to"
+
+
 def _signed_in(name: str, count: int) -> types.CallToolResult:
     text = f"Signed in to {name} as yourself: its {count} tools can be searched and called now."
     return types.CallToolResult(content=[types.TextContent(text=text)])
-
-
-def _open_link(name: str, url: str) -> str:
-    return f"open {url} in a browser to sign in to {name} as yourself, then call again"

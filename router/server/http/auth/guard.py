@@ -5,7 +5,8 @@ Checks run cheapest first and before the body is read, so an unauthenticated cli
 make the router buffer a large body: Host (421), Origin (403), token (401), then the body
 size (413: a declared `Content-Length` over the limit at once, a streamed body once it
 passes the limit). The body is then replayed to the app. A GET or HEAD of a public path (the
-playground's page and files, which hold no data) needs no token; Host and Origin still apply.
+playground's page and files, which hold no data) needs no token, nor a POST of a public form
+(a per-user key's, which its route checks); Host, Origin and the body limit still apply.
 
 Why not the SDK's own checks (`mcp.server.transport_security`): its `TransportSecurityMiddleware`
 and `RequestBodyLimitMiddleware` sit inside the MCP transports only, so the REST API and
@@ -48,11 +49,18 @@ class GuardMiddleware:
     """Refuses requests the policy does not allow; passes lifespan events through."""
 
     def __init__(
-        self, app: ASGIApp, policy: SecurityPolicy, public_paths: frozenset[str] = frozenset()
+        self,
+        app: ASGIApp,
+        policy: SecurityPolicy,
+        public_paths: frozenset[str] = frozenset(),
+        public_forms: frozenset[str] = frozenset(),
     ) -> None:
+        """`public_forms`: paths a browser POSTs a form to without a token (the route
+        checks what the form carries: `/keys/start`, a flow's cookie and CSRF token)."""
         self.app = app
         self.policy = policy
         self.public_paths = public_paths
+        self.public_forms = public_forms
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,6 +69,7 @@ class GuardMiddleware:
         headers = Headers(scope=scope)
         path = scope["path"]
         public = scope["method"] in ("GET", "HEAD") and path in self.public_paths
+        public = public or (scope["method"] == "POST" and path in self.public_forms)
         if public and path in DETAIL_PATHS and headers.get("authorization"):
             public = False
         if path in OPERATOR_PATHS and self.policy.operator_accepted(headers.get("authorization")):
