@@ -5,6 +5,8 @@ client has no tasks): each request carries its own envelope, the routing headers
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +43,26 @@ class Host:
         self, method: str, params: dict[str, Any], *, name: str | None = None
     ) -> dict[str, Any]:
         """The result of `method`; a JSON-RPC error raises `Refused` (with the HTTP status)."""
+        body, headers = self._envelope(method, params, name)
+        answer = await self.http.post(self.url, json=body, headers=headers)
+        message = _message(answer)
+        if "error" in message:
+            raise Refused(answer.status_code, message["error"])
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = message["result"]
+        return result
+
+    @asynccontextmanager
+    async def listen(self, notifications: dict[str, Any]) -> AsyncIterator[Listening]:
+        """A `subscriptions/listen` stream asking for `notifications`, open while in use."""
+        body, headers = self._envelope("subscriptions/listen", {"notifications": notifications})
+        async with self.http.stream("POST", self.url, json=body, headers=headers) as answer:
+            assert answer.status_code == 200
+            yield Listening(body["id"], answer.aiter_lines())
+
+    def _envelope(
+        self, method: str, params: dict[str, Any], name: str | None = None
+    ) -> tuple[dict[str, Any], dict[str, str]]:
         capabilities = dict(self.capabilities)
         if self.declares:
             capabilities["extensions"] = {EXTENSION: {}}
@@ -63,13 +85,7 @@ class Host:
             headers["mcp-name"] = named
         if self.token is not None:
             headers.update(bearer(self.token))
-        answer = await self.http.post(self.url, json=body, headers=headers)
-        message = _message(answer)
-        if "error" in message:
-            raise Refused(answer.status_code, message["error"])
-        assert answer.status_code == 200, answer.text
-        result: dict[str, Any] = message["result"]
-        return result
+        return body, headers
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return await self.request("tools/call", {"name": tool, "arguments": arguments})
@@ -86,6 +102,22 @@ class Host:
                 return task
             assert task["status"] not in TERMINAL, task
             await anyio.sleep(0.05)
+
+
+@dataclass
+class Listening:
+    """An open listen stream: its frames, one at a time."""
+
+    id: int
+    lines: AsyncIterator[str]
+
+    async def next(self) -> dict[str, Any]:
+        """The stream's next JSON-RPC message (bound the wait)."""
+        async for line in self.lines:
+            if line.startswith("data:") and line[5:].strip():
+                message: dict[str, Any] = json.loads(line[5:])
+                return message
+        raise AssertionError("the listen stream ended")
 
 
 def _message(answer: httpx2.Response) -> dict[str, Any]:

@@ -19,6 +19,8 @@ Each watch is resolved among the upstreams the caller may see only (a `ui://` UR
 every resource path follows, `router.server.listing.routes.served_routes`), and metered and
 audited as a `resources/subscribe` is (`Watch`, given by `router.server.lifecycle.app`): a
 stream over its caller's quota is refused. A stream honours only the URIs it watches.
+
+A stream may also name tasks (`taskIds`, the tasks extension): `router.server.tasks.listening`.
 """
 
 from __future__ import annotations
@@ -130,7 +132,10 @@ class ListenStreams:
                     update={"resource_subscriptions": seen}
                 )
                 params = params.model_copy(update={"notifications": notifications})
-            return await self._handler(ctx, params)
+            # here, not at the top: the router state that holds these streams is what it reads
+            from router.server.tasks import listening
+
+            return await listening.serve(self._handler, ctx, params)  # and its tasks' frames
 
     async def _watch_all(
         self,

@@ -4,12 +4,16 @@ Tasks are bounded: `per_principal` running at once per principal and `max_tasks`
 (past it the oldest finished is forgotten; with none finished a new one is refused). A task
 lives `ttl_s` from its creation: a call still running then is cancelled, and the task is
 forgotten. Only its principal finds it; to anyone else its id is unknown, as a guessed one
-is. The calls themselves run in this table's task group (`router.server.tasks.runner`)."""
+is; so are its status changes, which reach its principal's listen streams only
+(`router.server.tasks.listening`). The calls themselves run in this table's task group
+(`router.server.tasks.runner`)."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
+from collections.abc import Iterator
 
 import anyio
 import anyio.abc
@@ -19,7 +23,7 @@ from router.config.servers import TaskSettings
 from router.core.errors import InvalidParams
 from router.server.access.authorization import current_access
 from router.server.tasks.modes import TaskModes
-from router.server.tasks.task import Note, Task
+from router.server.tasks.task import Hear, Note, Task
 
 
 class Tasks:
@@ -29,6 +33,8 @@ class Tasks:
         self.settings = settings or TaskSettings()
         self.modes = modes or TaskModes(self.settings.mode)
         self._tasks: dict[str, Task] = {}
+        self._listeners: dict[object, tuple[str, frozenset[str], Hear]] = {}
+        """Listen streams' (principal, task ids, hear): as many as the streams, bounded."""
         self.group: anyio.abc.TaskGroup | None = None
         """Where the tasks' calls run; None until `run` started (no tasks then)."""
 
@@ -76,8 +82,25 @@ class Tasks:
             return None
         now = time.time()
         task = Task(secrets.token_urlsafe(24), owner, tool, now, now + settings.ttl_s, note, now)
+        task.heard = self._heard
         self._tasks[task.id] = task
         return task
+
+    @contextlib.contextmanager
+    def listening(self, owner: str, ids: list[str], hear: Hear) -> Iterator[None]:
+        """While open, `hear` is told each status `owner`'s tasks among `ids` enter; another
+        principal's tasks are never told, whatever their ids."""
+        token = object()
+        self._listeners[token] = (owner, frozenset(ids), hear)
+        try:
+            yield
+        finally:
+            del self._listeners[token]
+
+    def _heard(self, task: Task) -> None:
+        for owner, ids, hear in list(self._listeners.values()):
+            if owner == task.owner and task.id in ids:
+                hear(task)
 
     def drop(self, task: Task) -> None:
         """Forget a task the host was never given (an `auto` call that ended early)."""

@@ -21,6 +21,8 @@ _R = TypeVar("_R", bound=types.Result)
 Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
 Note = Callable[["Task"], Awaitable[None]]
 """Told each status the task enters (the audit trail)."""
+Hear = Callable[["Task"], None]
+"""Told each status the task enters, at once (its principal's listen streams)."""
 
 
 @dataclass(eq=False)
@@ -45,6 +47,7 @@ class Task:
     """Wall-clock seconds (`time.time()`): when the task and its result are forgotten."""
     note: Note | None = None
     updated: float = 0.0
+    heard: Hear | None = None
     message: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
@@ -126,5 +129,9 @@ class Task:
         if status == self._noted:
             return
         self._noted, self.updated = status, time.time()
-        if self.note is not None and self.visible:
+        if not self.visible:
+            return
+        if self.heard is not None:
+            self.heard(self)
+        if self.note is not None:
             await self.note(self)

@@ -317,3 +317,43 @@ async def test_a_result_over_result_bytes_fails_its_task_saying_so(
             assert "result" not in failed
             assert failed["error"]["code"] == types.INTERNAL_ERROR
             assert "over the 1024 a task keeps" in failed["error"]["message"]
+
+
+async def test_a_listen_stream_naming_a_task_hears_each_status_of_its_principals_only(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path) as hosts:
+        alice, bob = hosts["alice"], hosts["bob"]
+        with anyio.fail_after(60):
+            done = (await alice.call("gated__job", {"key": "d"}))["taskId"]
+            dropped = (await alice.call("gated__job", {"key": "e"}))["taskId"]
+            bobs = (await bob.call("gated__job", {"key": "b"}))["taskId"]
+            wanted = {"toolsListChanged": True, "taskIds": [done, dropped]}
+            # bob names alice's task, then his own: he hears only his own
+            async with (
+                bob.listen({"taskIds": [done, bobs]}) as bobs_stream,
+                alice.listen(wanted) as stream,
+            ):
+                acked = await stream.next()
+                assert acked["method"] == "notifications/subscriptions/acknowledged"
+                assert acked["params"]["notifications"]["taskIds"] == [done, dropped]
+                assert (await bobs_stream.next())["method"] == acked["method"]
+
+                await alice.call("gated__release", {"key": "d"})
+                completed = await stream.next()
+                assert completed["method"] == "notifications/tasks"
+                params = completed["params"]
+                assert (params["taskId"], params["status"]) == (done, "completed")
+                assert params["result"]["content"][0]["text"] == "done d"
+                assert {"createdAt", "lastUpdatedAt", "ttlMs"} <= set(params)
+                assert "resultType" not in params
+                subscription = "io.modelcontextprotocol/subscriptionId"
+                assert params["_meta"][subscription] == stream.id
+
+                await alice.request("tasks/cancel", {"taskId": dropped})
+                cancelled = (await stream.next())["params"]
+                assert (cancelled["taskId"], cancelled["status"]) == (dropped, "cancelled")
+
+                await bob.call("gated__release", {"key": "b"})  # after alice's: his next frame
+                heard = (await bobs_stream.next())["params"]
+                assert (heard["taskId"], heard["status"]) == (bobs, "completed")
