@@ -14,7 +14,10 @@ caller has not signed in to; the call that signs in is `ran`), `revoked` (an ope
 principal revoked its sign-in to a per-user upstream, `/v1/auth`), `cancelled` (the client
 cancelled the request or went away before its answer), `abandoned` (a held call's upstream
 result that no request read, with the upstream's own outcome in `upstream_outcome`: `ran`,
-`error`, or `cancelled` when the router cancelled it because its client left).
+`error`, or `cancelled` when the router cancelled it because its client left), `task` (the
+call became a task, `router.server.tasks`: its later statuses are lines of kind `task`, one
+per status the task enters, whose outcome is that status, `working` to `completed`, `failed`
+or `cancelled`, naming the task by a digest of its id).
 
 With `required`, a request the trail cannot record is refused: one that arrives while the
 trail is unhealthy is refused before anything runs, and one whose record fails after it ran
