@@ -78,6 +78,8 @@ REST_RULES: Mapping[str, Rule] = {
     "/v1/tools": "tools",
     "/v1/auth": "servers",
     "/v1/auth/{server}": "servers",
+    "/v1/secrets": "servers",
+    "/v1/secrets/{server}": "servers",
     "/healthz": "open",
     "/metrics": "operator",
 }

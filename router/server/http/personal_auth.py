@@ -1,5 +1,7 @@
 """`GET /v1/auth` and `DELETE /v1/auth/{server}`: each principal's own sign-ins to the
-per-user upstreams (`oauth.perUser`, `grant: token-exchange`), and their revocation.
+per-user upstreams (`oauth.perUser`, `grant: token-exchange`), and their revocation;
+`GET /v1/secrets` and `DELETE /v1/secrets/{server}`: the same for its own values of servers
+with `${user:NAME}` (names and when stored, never a value).
 
 The caller sees its own standing with each per-user upstream its profile may see, and may
 sign itself out of one. An operator names another principal with `?principal=SUB` (and
@@ -18,6 +20,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from router.config.personal import user_value_names
 from router.core.errors import AuditUnavailable, HttpRefusal
 from router.policy.profiles import Principal
 from router.server.access.authorization import Access, current_access
@@ -138,6 +141,89 @@ async def revoke(
             "by": None if access.principal is None else {"sub": access.principal.subject},
             "server": server,
             "outcome": "revoked",
+        }
+        try:
+            await write(state.audit, record)
+        except AuditUnavailable as exc:
+            raise HttpRefusal(503, f"revoked, but the audit trail failed: {exc}") from exc
+    return RevokeResponse(server=server, principal=whose.subject, revoked=revoked, closed=closed)
+
+
+class KeysStanding(BaseModel):
+    """One principal's values for one server with `${user:NAME}` (never a value)."""
+
+    server: str
+    names: list[str] = Field(description="the names of the values stored")
+    missing: list[str] = Field(description="the names still to enter")
+    set_at: float | None = Field(default=None, description="when last stored (Unix time)")
+
+
+class SecretsResponse(BaseModel):
+    principal: str = Field(description="the subject whose values these are")
+    issuer: str | None = None
+    servers: list[KeysStanding]
+
+
+def _keyed(accounts: PersonalAccounts, access: Access) -> list[str]:
+    return [name for name in accounts.keyed if access.sees_server(name)]
+
+
+@personal_api.get("/v1/secrets", response_model=SecretsResponse, summary="Per-user values")
+async def secrets_status(
+    request: Request,
+    principal: Annotated[str | None, Query(description="an operator's: another's sub")] = None,
+    issuer: Annotated[str | None, Query(description="with principal: its issuer")] = None,
+) -> SecretsResponse:
+    """The names and times of the caller's own values for each server with per-user values
+    it may see (an operator's `?principal=` reads another principal's); never a value."""
+    state: RouterState = front_of(request)["router"]
+    access = current_access()
+    accounts = state.pool.accounts()
+    whose = _whose(access, accounts, principal, issuer)
+
+    def read() -> list[KeysStanding]:
+        keys, found = accounts.user_keys(), []
+        for name in _keyed(accounts, access):
+            server = accounts.keyed[name]
+            entered = keys.describe(name, server, whose.key)
+            have = list(entered.names) if entered is not None else []
+            missing = [n for n in user_value_names(server) if n not in have]
+            set_at = entered.set_at if entered is not None else None
+            found.append(KeysStanding(server=name, names=have, missing=missing, set_at=set_at))
+        return found
+
+    found = await anyio.to_thread.run_sync(read)
+    return SecretsResponse(principal=whose.subject, issuer=whose.issuer, servers=found)
+
+
+@personal_api.delete(
+    "/v1/secrets/{server}", response_model=RevokeResponse, summary="Revoke per-user values"
+)
+async def secrets_revoke(
+    server: str,
+    request: Request,
+    principal: Annotated[str | None, Query(description="an operator's: another's sub")] = None,
+    issuer: Annotated[str | None, Query(description="with principal: its issuer")] = None,
+) -> RevokeResponse:
+    """Forget the caller's own values for one server (an operator's `?principal=`:
+    another's), on every replica; its connection here closes."""
+    state: RouterState = front_of(request)["router"]
+    access = current_access()
+    accounts = state.pool.accounts()
+    whose = _whose(access, accounts, principal, issuer)
+    if server not in _keyed(accounts, access):
+        raise HttpRefusal(404, f"no server with per-user values named {server!r}")
+    revoked = await anyio.to_thread.run_sync(accounts.user_keys().revoke, server, whose.key)
+    upstream = state.pool.upstreams.get(server)
+    closed = isinstance(upstream, PersonalUpstream) and upstream.forget(whose.key)
+    if state.audit is not None:
+        record = {
+            "kind": "key-entry",
+            "principal": {"sub": whose.subject, "iss": whose.issuer},
+            "by": None if access.principal is None else {"sub": access.principal.subject},
+            "server": server,
+            "outcome": "revoked",
+            "via": "rest",
         }
         try:
             await write(state.audit, record)

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 
@@ -31,6 +32,7 @@ from tests.upstream.personal.test_user_keys import (
     LIMIT,
     SCRIPT,
     _seen,
+    _store,
     _text,
     running_keyed,
 )
@@ -158,3 +160,63 @@ async def test_each_principal_enters_its_own_key_on_the_front_page(
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for key in (*KEYS.values(), FORGED):
         assert key not in logged and key not in trail
+
+
+async def test_a_principal_lists_and_revokes_only_its_own_values(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    async with running_provider() as provider, running_keyed(log) as url:
+        cfg = _config(provider, url, log, tmp_path)
+        _store(cfg, provider, "alice")
+        _store(cfg, provider, "bob")
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        async with http_front(cfg, policy) as front, httpx2.AsyncClient(timeout=10) as http:
+
+            async def as_(who: str, method: str, path: str) -> httpx2.Response:
+                headers = {"Authorization": f"Bearer {provider.token(who, AUDIENCE)}"}
+                return await http.request(method, f"{front.url}{path}", headers=headers)
+
+            with anyio.fail_after(LIMIT):
+                mine = await as_("alice", "GET", "/v1/secrets")
+                assert mine.status_code == 200, mine.text
+                listed = {s["server"]: s for s in mine.json()["servers"]}
+                assert mine.json()["principal"] == "alice"
+                assert listed["gh"]["names"] == ["GITHUB_TOKEN"] and listed["gh"]["set_at"]
+                assert listed["api"]["names"] == ["API_KEY"] and not listed["api"]["missing"]
+                assert not any(key in mine.text for key in KEYS.values())
+                # bob can neither read nor revoke alice's
+                for method, path in (
+                    ("GET", "/v1/secrets?principal=alice"),
+                    ("DELETE", "/v1/secrets/gh?principal=alice"),
+                ):
+                    refused = await as_("bob", method, path)
+                    assert refused.status_code == 403, refused.text
+                nothing = await as_("bob", "DELETE", "/v1/secrets/nowhere")
+                assert nothing.status_code == 404
+                # alice revokes her own gh key: hers gone, bob's and her api key kept
+                revoked = await as_("alice", "DELETE", "/v1/secrets/gh")
+                assert revoked.status_code == 200 and revoked.json()["revoked"] is True
+                after = {
+                    s["server"]: s
+                    for s in (await as_("alice", "GET", "/v1/secrets")).json()["servers"]
+                }
+                assert after["gh"]["names"] == [] and after["gh"]["missing"] == ["GITHUB_TOKEN"]
+                assert after["gh"]["set_at"] is None and after["api"]["names"] == ["API_KEY"]
+                bobs = {
+                    s["server"]: s
+                    for s in (await as_("bob", "GET", "/v1/secrets")).json()["servers"]
+                }
+                assert bobs["gh"]["names"] == ["GITHUB_TOKEN"]
+                opened = await _call(front, provider, "bob", "gh__sign_in", None)
+                assert not opened.is_error, _text(opened)
+                called = await _call(front, provider, "bob", "gh__whoami", None)
+                assert _text(called) == "noted", _text(called)
+    assert [c["key"] for c in _seen(log)] == [KEYS["bob"]]
+    trail = (tmp_path / "audit.jsonl").read_text()
+    records = [json.loads(line) for line in trail.splitlines()]
+    revocations = [
+        (r["principal"]["sub"], r["server"], r["outcome"], r["via"])
+        for r in records
+        if r.get("kind") == "key-entry"
+    ]
+    assert revocations == [("alice", "gh", "revoked", "rest")]
+    assert not any(key in trail for key in KEYS.values())
