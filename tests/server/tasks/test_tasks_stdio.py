@@ -21,7 +21,7 @@ pytestmark = pytest.mark.processes
 
 
 def _meta(*, declares: bool = True) -> dict[str, Any]:
-    capabilities = {"extensions": {EXTENSION: {}}} if declares else {}
+    capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if declares else {}
     return {
         types.PROTOCOL_VERSION_META_KEY: VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
