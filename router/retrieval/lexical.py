@@ -89,3 +89,8 @@ class LexicalIndex:
         scores = self.scores(query)
         positive = int(np.count_nonzero(scores > 0))
         return top_n(scores, min(n, positive))
+
+
+def matched_top(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
+    """The best `depth` tools BM25 matched at all (a zero score matched no query word)."""
+    return top_n(scores, min(depth, int(np.count_nonzero(scores > 0))))[0]

@@ -19,12 +19,12 @@ from router.embedding.manifest import match_floor
 from router.retrieval.decompose import split_steps
 from router.retrieval.exact import NameMatcher
 from router.retrieval.fusion import reciprocal_rank_fusion, relative_score_fusion
-from router.retrieval.lexical import LexicalIndex
+from router.retrieval.lexical import LexicalIndex, matched_top
 from router.retrieval.server_signal import ServerSignal
 from router.retrieval.servers import ServerNames
 from router.retrieval.types import DEFAULT, Ranking, ScoredTool, SearchMode
 from router.retrieval.usage import ToolKey
-from router.vectors.dense import DenseIndex, DenseSearch, top_n
+from router.vectors.dense import DenseIndex, DenseSearch
 from router.vectors.indexing import DenseIndexer, exact_index
 
 __all__ = ["CANDIDATE_DEPTH", "Ranking", "Retriever", "SearchMode", "ToolTokens"]
@@ -225,7 +225,7 @@ class Retriever:
         dense = bm25 = dense_top = bm25_top = None
         if mode is not SearchMode.DENSE:
             bm25 = self._lexical.scores(texts[0])
-            bm25_top = _positive_top(bm25, depth)
+            bm25_top = matched_top(bm25, depth)
         if mode is not SearchMode.BM25:
             assert self._dense is not None and query_vectors is not None
             also = self._scored_anyway(query, bm25_top, lift if mode is SearchMode.HYBRID else None)
@@ -249,7 +249,7 @@ class Retriever:
         for index in range(1, len(texts)):  # step clauses: a tool keeps its best score
             assert self._dense is not None
             step_bm25 = self._lexical.scores(texts[index])
-            step_bm25_top = _positive_top(step_bm25, depth)
+            step_bm25_top = matched_top(step_bm25, depth)
             step_dense, step_dense_top = self._dense.rank(
                 query_vectors[index], depth, step_bm25_top.tolist()
             )
@@ -397,8 +397,3 @@ def _ranks(ranking: npt.NDArray[np.intp]) -> dict[int, int]:
 
 def _score_at(scores: npt.NDArray[np.float32] | None, position: int) -> float | None:
     return None if scores is None else float(scores[position])
-
-
-def _positive_top(scores: npt.NDArray[np.float32], depth: int) -> npt.NDArray[np.intp]:
-    """The best `depth` tools BM25 matched at all (a zero score matched no query word)."""
-    return top_n(scores, min(depth, int(np.count_nonzero(scores > 0))))[0]

@@ -56,6 +56,7 @@ from pydantic import ValidationError
 
 from router.core.errors import UpstreamTimeout
 from router.sdk.internals import connection_of
+from router.server.calls.host_capabilities import missing_capability
 from router.upstream.connection.host_requests import HostRequest
 from router.upstream.personal.acting import current_acting
 
@@ -345,7 +346,7 @@ class HostRelay:
         if isinstance(caller, types.ErrorData):
             logger.warning("%s", caller.message)
             return caller
-        missing = _missing_capability(caller.connection.client_capabilities, request)
+        missing = missing_capability(caller.connection.client_capabilities, request)
         if missing is not None:
             return _refusal(
                 f"the client did not declare the {missing} capability, so it cannot answer "
@@ -386,25 +387,3 @@ def _for(whose: str | None, principal: str | None) -> bool:
     """Whether a call for `whose` may be asked what `principal`'s connection asks (None: a
     connection every principal shares)."""
     return principal is None or whose == principal
-
-
-def _missing_capability(caps: types.ClientCapabilities | None, request: HostRequest) -> str | None:
-    """The capability the host would need for `request` and did not declare, if any."""
-    if isinstance(request, types.CreateMessageRequest):
-        sampling = caps.sampling if caps else None
-        if sampling is None:
-            return "sampling"
-        if request.params.tools and sampling.tools is None:
-            return "sampling.tools"
-        return None
-    if isinstance(request, types.ElicitRequest):
-        elicitation = caps.elicitation if caps else None
-        if elicitation is None:
-            return "elicitation"
-        if isinstance(request.params, types.ElicitRequestURLParams):
-            return "elicitation.url" if elicitation.url is None else None
-        # `elicitation: {}` means form mode, as does `form`; only `url` alone excludes it
-        if elicitation.form is None and elicitation.url is not None:
-            return "elicitation.form"
-        return None
-    return "roots" if caps is None or caps.roots is None else None
