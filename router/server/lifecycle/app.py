@@ -49,7 +49,7 @@ from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
 from router.server.results.kept import KeptResults
 from router.server.sessions.listen import ListenStreams
-from router.server.tasks.methods import Tasks, serve_tasks
+from router.server.tasks.methods import Tasks, listen_with_tasks, serve_tasks
 from router.store.base import VectorStore
 from router.store.opening import open_store
 from router.upstream import UpstreamPool
@@ -170,7 +170,7 @@ async def _router_state(
             readiness = Readiness(
                 index, pool, changes, startup_deadline=anyio.current_time() + connect_budget
             )
-            listen = ListenStreams(index, pool, settings.mode)
+            listen = ListenStreams(index, pool, settings.mode, listen_with_tasks)
             state = RouterState(
                 index=index,
                 listen=listen,

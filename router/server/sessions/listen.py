@@ -20,7 +20,9 @@ every resource path follows, `router.server.listing.routes.served_routes`), and 
 audited as a `resources/subscribe` is (`Watch`, given by `router.server.lifecycle.app`): a
 stream over its caller's quota is refused. A stream honours only the URIs it watches.
 
-A stream may also name tasks (`taskIds`, the tasks extension): `router.server.tasks.listening`.
+A stream may also name tasks (`taskIds`, the tasks extension): the router serves its streams
+`around` `router.server.tasks.listening` (given by `router.server.lifecycle.app`, as the tasks
+read the router state that holds these streams).
 """
 
 from __future__ import annotations
@@ -67,13 +69,21 @@ Watch = Callable[[str, str, str, Callable[[], None]], Awaitable[None]]
 """How a stream's watch starts: given the URI as listed, its owner, the owner's own URI and
 `start` (which watches it), it meters and audits the watch as a resources/subscribe and calls
 `start` (`router.server.calls.passage`), or raises and the stream is refused."""
+Around = Callable[
+    [ListenHandler, ServerRequestContext[Any, Any], types.SubscriptionsListenRequestParams],
+    Awaitable[types.SubscriptionsListenResult],
+]
+"""What serves a stream around the SDK's handler (its tasks' frames beside its own)."""
 
 
 class ListenStreams:
     """The router's listen streams and what it publishes on them."""
 
-    def __init__(self, index: LiveIndex, pool: UpstreamPool, mode: str) -> None:
+    def __init__(
+        self, index: LiveIndex, pool: UpstreamPool, mode: str, around: Around | None = None
+    ) -> None:
         """`mode` is `router.mode`: pass-through (`all`) lists every tool."""
+        self._around = around
         self.bus = InMemorySubscriptionBus()
         self._handler = ListenHandler(self.bus, max_subscriptions=MAX_STREAMS)
         self._index = index
@@ -132,10 +142,9 @@ class ListenStreams:
                     update={"resource_subscriptions": seen}
                 )
                 params = params.model_copy(update={"notifications": notifications})
-            # here, not at the top: the router state that holds these streams is what it reads
-            from router.server.tasks import listening
-
-            return await listening.serve(self._handler, ctx, params)  # and its tasks' frames
+            if self._around is None:
+                return await self._handler(ctx, params)
+            return await self._around(self._handler, ctx, params)
 
     async def _watch_all(
         self,

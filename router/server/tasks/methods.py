@@ -20,11 +20,12 @@ from router.server.lifecycle.errors import errors_as_mcp
 from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
 from router.server.tasks.extension import EXTENSION, SETTINGS, declares_tasks, missing_extension
+from router.server.tasks.listening import serve as listen_with_tasks
 from router.server.tasks.table import Tasks
 from router.server.tasks.task import Task
 from router.server.tasks.wire import ACK, detailed
 
-__all__ = ["Tasks", "cancel_task", "get_task", "serve_tasks", "update_task"]
+__all__ = ["Tasks", "cancel_task", "get_task", "listen_with_tasks", "serve_tasks", "update_task"]
 
 
 class TaskParams(types.RequestParams):
