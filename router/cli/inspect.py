@@ -281,13 +281,19 @@ def _print_extensions(report: InspectReport) -> None:
     """Which extensions each upstream offers, and which of them the router carries."""
     served = report.served_extensions
     print(f"\nextensions the router serves its hosts: {', '.join(served) or '-'}")
+    quiet: list[str] = []  # one line for them all: `  NAME: ` lines are an upstream's errors
     for u in report.upstreams:
         if u.state == DISABLED:
             continue
+        if not u.extensions and not u.undeclared_extensions:
+            quiet.append(u.name)
+            continue
         offered = [f"{e}{'' if e in served else ' (not carried)'}" for e in u.extensions]
-        print(f"  {u.name}: {', '.join(offered) or 'none declared'}")
+        print(f"  {u.name} offers: {', '.join(offered) or 'none declared'}")
         for extension in u.undeclared_extensions:
             print(f"    its tools carry _meta.ui: it serves {extension} without declaring it")
+    if quiet:
+        print(f"  none declared by: {', '.join(quiet)}")
 
 
 def _no_error(upstream: UpstreamReport) -> str:

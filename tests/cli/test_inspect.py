@@ -387,8 +387,8 @@ def test_inspect_names_the_extensions_each_upstream_offers_and_those_the_router_
     assert report["served_extensions"] == [TASKS, APPS]
     section = text[text.index(f"extensions the router serves its hosts: {TASKS}, {APPS}") :]
     assert section[1:5] == [
-        f"  charts: {APPS}",
-        "  maps: none declared",
+        f"  charts offers: {APPS}",
+        "  maps offers: none declared",
         f"    its tools carry _meta.ui: it serves {APPS} without declaring it",
-        "  toolbox: none declared",
+        "  none declared by: toolbox",
     ]

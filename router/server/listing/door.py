@@ -56,17 +56,24 @@ class Door:
     async def warm(self, upstreams: Mapping[str, Upstream], budget: int) -> None:
         """Make the directory in a worker thread (it is kept), so the event loop is not
         stalled when making it loads the token encoding: only a directory longer in bytes
-        than its budget is counted, so a small one never loads it."""
-        await anyio.to_thread.run_sync(self.directory, upstreams, budget)
+        than its budget is counted, so a small one never loads it. What the upstreams say of
+        themselves is read here, on the event loop (their health reads its clock)."""
+        await anyio.to_thread.run_sync(self._text, self._servers(upstreams), budget)
 
     def directory(self, upstreams: Mapping[str, Upstream], budget: int) -> str:
         """The directory of the upstreams the current request sees, within `budget` tokens."""
+        return self._text(self._servers(upstreams), budget)
+
+    @staticmethod
+    def _servers(upstreams: Mapping[str, Upstream]) -> tuple[ServerAbout, ...]:
         seen = seen_by_request()
-        servers = tuple(
+        return tuple(
             server_about(name, upstream)
             for name, upstream in sorted(upstreams.items())
             if seen is None or seen(name)
         )
+
+    def _text(self, servers: tuple[ServerAbout, ...], budget: int) -> str:
         key = (servers, budget)
         text = self._made.get(key)
         if text is None:

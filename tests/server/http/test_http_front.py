@@ -307,6 +307,7 @@ async def test_the_openapi_document_describes_the_rest_api_and_its_refusals(fron
             unknown = await http.post("/v1/route", json={"query": "x", "format": "yaml"})
 
     paths = {"/v1/route", "/v1/search", "/v1/tools", "/v1/auth", "/v1/auth/{server}"}
+    paths |= {"/v1/secrets", "/v1/secrets/{server}"}
     paths |= {"/healthz", "/metrics"}
     assert set(openapi["paths"]) == paths
     route_codes = set(openapi["paths"]["/v1/route"]["post"]["responses"])
