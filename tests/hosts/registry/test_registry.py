@@ -266,10 +266,12 @@ def test_a_derived_name_never_starts_with_a_digit_and_a_written_variable_is_kept
         "Authorization": "Bearer ${_1PASSWORD_TOKEN}",  # `${1PASSWORD_TOKEN}` is not read
         "X-Home": "${HOME}/${_1PASSWORD_PATH}",
     }
-    environ = {"_1PASSWORD_TOKEN": "t", "_1PASSWORD_PATH": "p", "HOME": "/h"}
+    # a token no prose holds: parsing remembers header values as secrets for this process's
+    # logs, and `Bearer t` masked "a Bearer token" in a later test on the same worker
+    environ = {"_1PASSWORD_TOKEN": "tk-5f2e9a", "_1PASSWORD_PATH": "p", "HOME": "/h"}
     server = parse_config({"mcpServers": {"x": made.entry}}, environ=environ).servers["x"]
     assert isinstance(server, RemoteServer)
-    assert server.headers == {"Authorization": "Bearer t", "X-Home": "/h/p"}
+    assert server.headers == {"Authorization": "Bearer tk-5f2e9a", "X-Home": "/h/p"}
 
 
 # -- the registry's API, on loopback ---------------------------------------------------------
