@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 import anyio.to_thread
 
 from router.accounting.tokens import TokenCounter
+from router.core.apps import app_only
 from router.server.access.authorization import Unauthorized, current_access
 from router.server.listing.directory import ServerAbout, about_server, directory
 from router.upstream import Upstream
@@ -25,10 +26,11 @@ KEPT = 16
 
 
 def server_about(name: str, upstream: Upstream) -> ServerAbout:
-    """`upstream` as the directory names it, from its config entry and its last listing."""
-    tools = upstream.tools
+    """`upstream` as the directory names it, from its config entry and its last listing (a
+    tool for an app alone is no tool the model is told of)."""
+    tools = [tool for tool in upstream.tools if not app_only(tool.ui)]
     listed = bool(tools) or upstream.status.listed_at is not None
-    own = tools[0].server_description if tools else None
+    own = upstream.tools[0].server_description if upstream.tools else None
     return ServerAbout(
         name,
         about_server(upstream.server.description, own),

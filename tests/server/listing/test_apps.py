@@ -134,8 +134,9 @@ async def test_an_app_only_tool_is_never_listed_or_searched_yet_the_host_calls_i
 async def test_a_misspelt_name_never_suggests_an_app_only_tool_nor_does_the_count_hold_one(
     tmp_path: Path,
 ) -> None:
-    """The model learns of a tool for the app alone from no suggestion and no `indexed`
-    count of `search_tools` (charts has one tool for the model, one for its app; maps one)."""
+    """The model learns of a tool for the app alone from no suggestion, no `indexed` count of
+    `search_tools` and no line of the servers' directory (charts has one tool for the model,
+    one for its app; maps one)."""
     async with host(configure(tmp_path)) as client:
         suggested = {}
         for misspelt in ("charts__refresh_charts", "refresh_chart", "charts__sales_charts"):
@@ -144,8 +145,13 @@ async def test_a_misspelt_name_never_suggests_an_app_only_tool_nor_does_the_coun
             data = unknown.value.error.data
             suggested[misspelt] = data["suggestions"] if data else []
         search = await client.call_tool("search_tools", {"query": "refresh a chart"})
+        listed = (await client.list_tools(cache_mode="bypass")).tools
+        described = next(t.description or "" for t in listed if t.name == "search_tools")
 
     assert all("charts__refresh_chart" not in names for names in suggested.values()), suggested
+    # nor does the directory of servers behind the router, in search_tools' description
+    charts = next(line for line in described.splitlines() if line.startswith("- charts"))
+    assert charts.startswith("- charts (1 tool)") and "refresh_chart" not in charts, charts
     assert suggested["charts__sales_charts"] == ["charts__sales_chart"]  # the model's tool is
     assert search.structured_content is not None
     assert search.structured_content["indexed"] == 2
