@@ -1,5 +1,7 @@
-"""`python -m benchmarks.peoples_requests [--split dev|test]`: the people's-requests set
-ranked by the router's default retrieval, with 95% bootstrap intervals.
+"""`python -m benchmarks.peoples_requests [--split dev|test] [--second]`: a people's-requests
+set ranked by the router's default retrieval, with 95% bootstrap intervals (`--second`: the
+second set, benchmarks/data/peoples_requests_2/, into `peoples-requests-2-<split>.json` and
+its own README section).
 
 The index and the metrics are `mcp-router eval`'s own (`router.cli.indexing.build_index`,
 `router.evaluation.metrics.evaluate`): the shipped model (`--model`, default the manifest's)
@@ -32,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.peoples_requests import table
+from benchmarks.peoples_requests import second, table
 from benchmarks.peoples_requests.split import DATA, SPLITS
 from benchmarks.provenance import head_commit
 from benchmarks.suite.bootstrap import CONFIDENCE, RESAMPLES
@@ -53,8 +55,9 @@ BREAKDOWN = ("lang", "steps", "typo", "server")
 """Query fields the figures are broken down by."""
 
 
-def result_path(split: str) -> Path:
-    return RESULTS / f"peoples-requests-{split}.json"
+def result_path(split: str, second_set: bool = False) -> Path:
+    """Where a half's result lives (`second`: the second set's, `peoples-requests-2-*`)."""
+    return RESULTS / f"peoples-requests{'-2' if second_set else ''}-{split}.json"
 
 
 def interval(values: Sequence[float], seed: int = SEED) -> dict[str, float]:
@@ -186,6 +189,9 @@ def parser() -> argparse.ArgumentParser:
     built.set_defaults(catalog=DATA / "catalog.jsonl")
     built.add_argument("--split", choices=SPLITS, default="dev")
     built.add_argument("--data", type=Path, default=DATA, help="the set's folder")
+    built.add_argument(
+        "--second", action="store_true", help="the second set (data/peoples_requests_2/)"
+    )
     built.add_argument("--mode", type=search_modes, default="hybrid,dense,bm25")
     built.add_argument("--out", type=Path, default=None, help="default: results/")
     built.add_argument("--table-only", action="store_true", help="re-render from results/")
@@ -195,16 +201,24 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    data = second.DATA if "--second" in arguments else DATA
     if not any(a == "--catalog" or a.startswith("--catalog=") for a in arguments):
-        arguments += ["--catalog", str(DATA / "catalog.jsonl")]
+        arguments += ["--catalog", str(data / "catalog.jsonl")]
+    if not any(a == "--data" or a.startswith("--data=") for a in arguments):
+        arguments += ["--data", str(data)]
     args = parser().parse_args(arguments)
     if not args.table_only:
         report = measure(args)
-        out: Path = args.out or result_path(args.split)
+        out: Path = args.out or result_path(args.split, args.second)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(table.summary_line(report), file=sys.stderr)
     if not args.no_readme:
-        reports = {s: json.loads(p.read_text()) for s in SPLITS if (p := result_path(s)).is_file()}
-        table.update_readme(reports)
+        reports = {
+            s: json.loads(p.read_text())
+            for s in SPLITS
+            if (p := result_path(s, args.second)).is_file()
+        }
+        markers = table.SECOND if args.second else (table.START, table.END)
+        table.update_readme(reports, markers=markers)
     return 0

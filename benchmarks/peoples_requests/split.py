@@ -1,5 +1,5 @@
-"""`python -m benchmarks.peoples_requests.split`: the set's dev and test halves, and the
-manifest of its files' sha256.
+"""`python -m benchmarks.peoples_requests.split [--second]`: a people's set's dev and test
+halves, and the manifest of its files' sha256 (`--second`: benchmarks/data/peoples_requests_2/).
 
 The halves come from `requests.jsonl` (the whole set as it was written) with a fixed seed,
 stratified by each request's `server` (the server of its first gold tool): each server's
@@ -55,7 +55,7 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def manifest(data: Path = DATA) -> dict[str, Any]:
+def manifest(data: Path = DATA, recorded: Sequence[str] = RECORDED) -> dict[str, Any]:
     """What `manifest.json` records: the seed, each half's size, each file's sha256."""
     sizes = {name: len(read_lines(data / f"{name}.jsonl")) for name in SPLITS}
     return {
@@ -63,11 +63,11 @@ def manifest(data: Path = DATA) -> dict[str, Any]:
         "stratified_by": "server",
         "requests": len(read_lines(data / "requests.jsonl")),
         "sizes": sizes,
-        "sha256": {name: sha256_of(data / name) for name in RECORDED},
+        "sha256": {name: sha256_of(data / name) for name in recorded},
     }
 
 
-def write(data: Path = DATA) -> dict[str, Any]:
+def write(data: Path = DATA, recorded: Sequence[str] = RECORDED) -> dict[str, Any]:
     """Write both halves and the manifest from `requests.jsonl`; return the manifest."""
     lines = (data / "requests.jsonl").read_text(encoding="utf-8").splitlines()
     by_id = {str(json.loads(line)["id"]): line for line in lines if line}
@@ -75,14 +75,17 @@ def write(data: Path = DATA) -> dict[str, Any]:
     for name, ids in halves.items():
         text = "".join(by_id[identifier] + "\n" for identifier in ids)
         (data / f"{name}.jsonl").write_text(text, encoding="utf-8")
-    recorded = manifest(data)
-    (data / MANIFEST).write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
-    return recorded
+    written = manifest(data, recorded)
+    (data / MANIFEST).write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    del argv
-    recorded = write()
+    """`--second`: the second set (benchmarks/data/peoples_requests_2/)."""
+    from benchmarks.peoples_requests import second
+
+    second_set = bool(argv) and "--second" in (argv or [])
+    recorded = write(second.DATA, second.RECORDED) if second_set else write()
     print(f"dev {recorded['sizes']['dev']}, test {recorded['sizes']['test']}", file=sys.stderr)
     return 0
 

@@ -11,6 +11,8 @@ from benchmarks.suite.readme import replace_between
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- peoples-requests:start -->", "<!-- peoples-requests:end -->"
+SECOND = ("<!-- peoples-requests-2:start -->", "<!-- peoples-requests-2:end -->")
+"""The second set's section (benchmarks/data/peoples_requests_2/)."""
 GROUPS = ("lang=en", "lang=de", "lang=fr", "lang=es", "steps=1", "steps=2", "steps=3", "typo=yes")
 """The breakdown rows shown (the result files also break the figures down by server)."""
 
@@ -101,6 +103,10 @@ def _shown_mode(reports: Mapping[str, Mapping[str, Any]]) -> str:
     return "hybrid" if "hybrid" in shared else shared[0]
 
 
-def update_readme(reports: Mapping[str, Mapping[str, Any]], readme: Path = README) -> None:
+def update_readme(
+    reports: Mapping[str, Mapping[str, Any]],
+    readme: Path = README,
+    markers: tuple[str, str] = (START, END),
+) -> None:
     text = readme.read_text(encoding="utf-8")
-    readme.write_text(replace_between(text, START, END, markdown(reports)), encoding="utf-8")
+    readme.write_text(replace_between(text, *markers, markdown(reports)), encoding="utf-8")
