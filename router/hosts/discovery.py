@@ -8,6 +8,7 @@
 | VS Code | `<config>/Code/User/mcp.json`, `<config>/Code/User/settings.json` | `.vscode/mcp.json` |
 | Windsurf | `~/.codeium/windsurf/mcp_config.json` | |
 | Codex | `~/.codex/config.toml` (`$CODEX_HOME`) | `.codex/config.toml` |
+| Copilot CLI | `~/.copilot/mcp-config.json` (`$COPILOT_HOME`) | |
 
 `<config>` is `~/Library/Application Support` on macOS and `$XDG_CONFIG_HOME` (else
 `~/.config`) elsewhere. Everything takes the home folder, project folder, platform and
@@ -21,8 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from router.hosts import claude_code, claude_desktop, codex, cursor, vscode, windsurf
 from router.hosts.base import FileFormat, Places, lookup
+from router.hosts.formats import (
+    claude_code,
+    claude_desktop,
+    codex,
+    copilot_cli,
+    cursor,
+    vscode,
+    windsurf,
+)
 
 __all__ = [
     "GENERIC",
@@ -34,7 +43,15 @@ __all__ = [
     "install_target",
 ]
 
-HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "codex")
+HOSTS = (
+    "claude-desktop",
+    "claude-code",
+    "cursor",
+    "vscode",
+    "windsurf",
+    "codex",
+    "copilot-cli",
+)
 """The hosts `--install` knows, by id."""
 
 GENERIC = FileFormat(host="file", label="file", env_prefix=True)
@@ -68,6 +85,8 @@ def host_files(places: Places) -> list[HostFile]:
     code_user = config_dir(places) / "Code" / "User"
     codex_home = places.environ.get("CODEX_HOME", "")
     codex_dir = Path(codex_home).expanduser() if codex_home else home / ".codex"
+    copilot_home = places.environ.get("COPILOT_HOME", "")
+    copilot_dir = Path(copilot_home).expanduser() if copilot_home else home / ".copilot"
     candidates = [
         HostFile(
             claude_desktop.FORMAT,
@@ -84,6 +103,7 @@ def host_files(places: Places) -> list[HostFile]:
         HostFile(windsurf.FORMAT, home / ".codeium" / "windsurf" / "mcp_config.json", "user"),
         HostFile(codex.GLOBAL, codex_dir / "config.toml", "user"),
         HostFile(codex.PROJECT, project / ".codex" / "config.toml", "project"),
+        HostFile(copilot_cli.FORMAT, copilot_dir / "mcp-config.json", "user"),
     ]
     seen: set[Path] = set()
     unique = []
@@ -122,6 +142,7 @@ def detect_format(path: Path, doc: Mapping[str, Any] | None, home: Path) -> File
         ".claude.json": claude_code.USER,
         ".mcp.json": claude_code.PROJECT,
         "mcp_config.json": windsurf.FORMAT,
+        "mcp-config.json": copilot_cli.FORMAT,
     }
     if name in by_name:
         return by_name[name]

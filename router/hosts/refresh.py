@@ -4,7 +4,8 @@ files start the router on a given config for a host that does not (`mcp-router i
 `"mode": "dynamic"` lists a session's searched tools only after that notification, so a host
 that keeps the list it read first gains nothing from it. What each host does, and the source,
 is on its page in docs/hosts/: Claude Code (2.1.0 on, when the server advertises
-`tools.listChanged`, which the router does in every mode) and VS Code re-read the list;
+`tools.listChanged`, which the router does in every mode), VS Code and Copilot CLI (0.0.354
+on; the model sees the new list from the next prompt) re-read the list;
 Claude Desktop, Codex and Cursor keep the old one; for Windsurf nothing is documented.
 """
 
@@ -29,6 +30,7 @@ REFRESHES: dict[str, Refresh] = {
     "codex": "no",
     "cursor": "no",
     "windsurf": "unknown",
+    "copilot-cli": "yes",
 }
 """Each host of `router.hosts.discovery.HOSTS`, by id: whether it re-reads the tool list."""
 

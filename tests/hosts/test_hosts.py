@@ -10,10 +10,11 @@ import pytest
 
 from router.config.fields import ExpandedSecret, ExpandedText
 from router.config.oauth import OAuthSettings
-from router.hosts import codex, cursor, jsonc, oauth, toml_edit
+from router.hosts import jsonc, oauth, toml_edit
 from router.hosts.base import Places
 from router.hosts.discovery import host_files, install_target
 from router.hosts.entries import Variables, convert, input_variable, launches_router
+from router.hosts.formats import codex, cursor
 
 VSCODE = """{
   // servers for this repository

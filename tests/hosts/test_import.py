@@ -177,6 +177,26 @@ enabled = false
 [profiles.fast]
 model = "gpt-5-mini"
 """
+COPILOT_CLI = """{
+  "mcpServers": {
+    "playwright": {
+      "type": "local",
+      "command": "npx",
+      "args": ["-y", "@playwright/mcp@latest"],
+      "env": {"DEBUG": "pw:api"},
+      "tools": ["*"]
+    },
+    "context7": {
+      "type": "http",
+      "url": "https://mcp.context7.com/mcp",
+      "headers": {"CONTEXT7_API_KEY": "${CONTEXT7_API_KEY}"},
+      "tools": ["resolve-library-id", "get-library-docs"],
+      "deferTools": "never"
+    }
+  },
+  "theme": "dark"
+}
+"""
 
 
 @dataclass(frozen=True)
@@ -301,6 +321,24 @@ def cases(home: Path, project: Path) -> list[Case]:
             },
             "Codex",
         ),
+        Case(
+            "copilot-cli",
+            {"~/.copilot/mcp-config.json": COPILOT_CLI},
+            {
+                "playwright": {
+                    "command": "npx",
+                    "args": ["-y", "@playwright/mcp@latest"],
+                    "env": {"DEBUG": "pw:api"},
+                },
+                "context7": {
+                    "url": "https://mcp.context7.com/mcp",
+                    "headers": {"CONTEXT7_API_KEY": "${CONTEXT7_API_KEY}"},
+                    "transport": "streamable-http",
+                    "include": ["resolve-library-id", "get-library-docs"],
+                },
+            },
+            "Copilot CLI",
+        ),
     ]
 
 
@@ -326,13 +364,18 @@ class Machine:
             path.write_text(text, encoding="utf-8")
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run_with({}, *args)
+
+    def run_with(self, environ: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        """The CLI with `environ` added to its environment."""
         env = {
             key: value
             for key, value in os.environ.items()
-            if key not in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA")
+            if key not in ("XDG_CONFIG_HOME", "CODEX_HOME", "COPILOT_HOME", "APPDATA")
         }
         env["HOME"] = str(self.home)
         env["API_BASE_URL"] = "https://api.example.com"
+        env.update(environ)
         prefix = AS_MACOS if self.platform == "darwin" else CLI
         return subprocess.run(
             [sys.executable, *prefix, *args],
@@ -430,8 +473,12 @@ INSTALL_FILES = {
     "vscode": "<config>/Code/User/mcp.json",
     "windsurf": "~/.codeium/windsurf/mcp_config.json",
     "codex": "~/.codex/config.toml",
+    "copilot-cli": "~/.copilot/mcp-config.json",
 }
-KEEP_LOADED = {"claude-code": {"alwaysLoad": True}}
+KEEP_LOADED = {
+    "claude-code": {"alwaysLoad": True},
+    "copilot-cli": {"tools": ["*"], "deferTools": "never"},
+}
 """The host's own setting that keeps the router's tools out of its tool search, where it has
 one (docs/hosts/): a host without one gets no made-up key."""
 SERVERS_KEY = {
@@ -441,6 +488,7 @@ SERVERS_KEY = {
     "vscode": ("servers",),
     "windsurf": ("mcpServers",),
     "codex": ("mcp_servers",),
+    "copilot-cli": ("mcpServers",),
 }
 
 
@@ -568,6 +616,47 @@ def test_a_host_file_that_does_not_parse_names_the_file_and_place(machine: Machi
     assert done.returncode == 2
     assert f"{machine.path('~/.cursor/mcp.json')}: line 1 column 38: invalid JSON" in done.stderr
     assert "Fix: correct the syntax there" in done.stderr
+
+
+def test_copilot_cli_under_copilot_home_is_installed_beside_the_other_hosts_servers(
+    machine: Machine,
+) -> None:
+    """`$COPILOT_HOME` moves Copilot CLI's folder; its servers join Claude Desktop's in the
+    router config, and its file keeps its other settings and gets the router alone, never
+    deferred. A file Copilot CLI could not parse is named, and nothing is written."""
+    copilot_home = machine.home / "copilot-elsewhere"
+    target = copilot_home / "mcp-config.json"
+    machine.write(
+        {
+            "<config>/Claude/claude_desktop_config.json": CLAUDE_DESKTOP,
+            str(target): COPILOT_CLI,
+        }
+    )
+    out = machine.home / "router" / "servers.json"
+    done = machine.run_with(
+        {"COPILOT_HOME": str(copilot_home)}, "--install", "copilot-cli", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"Copilot CLI: {target}: 2 servers" in done.stderr
+    assert f"installed: {target} now starts the router only" in done.stderr
+    servers = json.loads(out.read_text(encoding="utf-8"))["mcpServers"]
+    assert set(servers) == {"filesystem", "github", "playwright", "context7"}
+    written = json.loads(target.read_text(encoding="utf-8"))
+    assert written["theme"] == "dark"
+    (entry,) = written["mcpServers"].values()
+    assert entry["type"] == "local" and entry["deferTools"] == "never"
+    assert entry["tools"] == ["*"]
+    assert entry["args"] == ["serve", "--config", str(out)]
+
+    target.write_text('{"mcpServers": {"a": {"command": "x"}},}', encoding="utf-8")
+    before = machine.snapshot()
+    broken = machine.run_with(
+        {"COPILOT_HOME": str(copilot_home)}, "--install", "copilot-cli", "--out", str(out)
+    )
+    assert broken.returncode == 2
+    assert f"{target}: line 1 column 40: invalid JSON" in broken.stderr
+    assert "JSON allows no comments or trailing commas" in broken.stderr
+    assert machine.snapshot() == before
 
 
 def test_bad_sources_are_usage_errors(machine: Machine) -> None:

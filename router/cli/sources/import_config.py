@@ -5,12 +5,12 @@ mcp-router import [SOURCE ...] [--out FILE] [--install HOST] [--endpoints] [--dr
                   [--project DIR]
 ```
 
-Reads Claude Desktop, Claude Code, Cursor, VS Code, Windsurf and Codex configs (each host's
-user files, and the project files of `--project`, by default the current folder), or the
-files and hosts given as SOURCE. Writes one router config holding every server once (stdout,
-or `--out`), after checking it as `serve` would. The report on stderr says what was found
-where: each server added, renamed (another server had its name), kept once (the same server
-was found before) or skipped (with the reason).
+Reads Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex and Copilot CLI configs
+(each host's user files, and the project files of `--project`, by default the current
+folder), or the files and hosts given as SOURCE. Writes one router config holding every
+server once (stdout, or `--out`), after checking it as `serve` would. The report on stderr
+says what was found where: each server added, renamed (another server had its name), kept
+once (the same server was found before) or skipped (with the reason).
 
 `--install HOST` then rewrites that host's user config so its MCP servers are exactly one
 entry, `mcp-router`, that serves the new config, after copying the file to
@@ -64,8 +64,8 @@ def register(subparsers: Any) -> None:
         help="gather the MCP servers of your hosts (Claude, Cursor, VS Code, ...) into one "
         "router config",
         description="Read the MCP server configs of Claude Desktop, Claude Code, Cursor, "
-        "VS Code, Windsurf and Codex (or the files given) and write one router config that "
-        "holds every server once. The report on stderr says what was found where.",
+        "VS Code, Windsurf, Codex and Copilot CLI (or the files given) and write one router "
+        "config that holds every server once. The report on stderr says what was found where.",
     )
     parser.add_argument(
         "sources",
