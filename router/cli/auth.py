@@ -9,7 +9,8 @@ where every replica reads them. A serving router reads them at its next attempt;
 reuses them. `status` shows what is stored for each remote upstream, never
 a token; `logout SERVER` forgets it. A per-user upstream (`oauth.perUser`) has a sign-in per
 principal at the front: `status --principal SUB` shows one principal's, and `revoke SERVER
---principal SUB` forgets it (every replica asks that principal to sign in again).
+--principal SUB` forgets it (every replica asks that principal to sign in again), revoking
+its tokens at the authorization server first where that server offers it (RFC 7009).
 
 `mcp-router secrets set|status|revoke SERVER --principal SUB` is an operator's hand on each
 principal's own values for a server's `${user:NAME}` placeholders
@@ -21,12 +22,17 @@ in shell histories. Values are sealed with `router.secrets_key` in `router.store
 is named (every replica reads them), else in the cache folder. `status` names what is
 stored and when, never a value; `revoke` forgets it, and every serving replica closes that
 principal's connection at its next request.
+
+With `router.audit`, each change (`secrets set|revoke`, `auth revoke`) is a line of the trail
+(`via: cli`, `by` the login name; never a value), chained beside a serving router's through
+the trail's lock; one the trail cannot take is made, said and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -212,9 +218,39 @@ def run_revoke(args: argparse.Namespace) -> int:
                 f"{args.config}: mcpServers.{args.server}.oauth is not per-user (perUser or "
                 f"token-exchange); for its one shared sign-in use `mcp-router auth logout`"
             )
+        upstream = accounts.revoke_at_server(args.server, _owner(accounts, args))
         forgot = accounts.revoke(args.server, _owner(accounts, args))
     said = "revoked" if forgot else "nothing was stored"
     print(f"{args.server}: {args.principal}: {said} (asked to sign in again at its next call)")
+    record = {"kind": "sign-in", "server": args.server, "outcome": "revoked"}
+    if upstream is not None:
+        record["upstream_revocation"] = upstream.outcome
+        print(f"{args.server}: at the authorization server: {upstream.outcome}")
+    return _noted(config, args, record)
+
+
+def _noted(config: RouterConfig, args: argparse.Namespace, record: dict[str, Any]) -> int:
+    """An operator's change on the audit trail, if any: 0, or 1 when it was not taken."""
+    section = config.router.audit
+    if section is None:
+        return 0
+    from router.core.errors import AuditUnavailable
+    from router.server.calls.audit import trail_for
+
+    by = os.environ.get("USER") or os.environ.get("LOGNAME") or f"uid {os.getuid()}"
+    who = {"sub": args.principal, "iss": _issuer(config, args)}
+    trail = trail_for(config)
+    try:
+        assert trail is not None
+        trail.append({**record, "principal": who, "by": {"user": by}, "via": "cli"})
+    except AuditUnavailable as exc:
+        _say(f"error: done, but the audit trail at {section.path} did not record it: {exc}")
+        return 1
+    finally:
+        if section.otel:
+            from router.audit.export import stop
+
+            stop()  # its records go out before the command ends
     return 0
 
 
@@ -281,12 +317,15 @@ def _keyed(config: RouterConfig, name: str, file: Path) -> StdioServer | RemoteS
     return server
 
 
+def _issuer(config: RouterConfig, args: argparse.Namespace) -> str | None:
+    oauth = config.router.http.oauth
+    return args.issuer or (oauth.issuer if oauth is not None else None)
+
+
 def _secrets_owner(config: RouterConfig, args: argparse.Namespace) -> str:
     from router.policy.profiles import Principal
 
-    oauth = config.router.http.oauth
-    issuer = args.issuer or (oauth.issuer if oauth is not None else None)
-    return Principal(args.principal, issuer=issuer).key
+    return Principal(args.principal, issuer=_issuer(config, args)).key
 
 
 def _keys(config: RouterConfig, records: Any) -> UserKeys:
@@ -323,7 +362,7 @@ def run_secrets_set(args: argparse.Namespace) -> int:
         except BadValue as exc:
             raise ConfigError(f"{args.server}: {exc}; nothing was stored") from None
     print(f"{args.server}: {name} stored for {args.principal}")
-    return 0
+    return _noted(config, args, {"kind": "key-entry", "server": args.server, "outcome": "entered"})
 
 
 def run_secrets_status(args: argparse.Namespace) -> int:
@@ -357,4 +396,4 @@ def run_secrets_revoke(args: argparse.Namespace) -> int:
         forgot = _keys(config, records).revoke(args.server, _secrets_owner(config, args))
     said = "revoked" if forgot else "nothing was stored"
     print(f"{args.server}: {args.principal}: {said} (its connection closes at its next request)")
-    return 0
+    return _noted(config, args, {"kind": "key-entry", "server": args.server, "outcome": "revoked"})

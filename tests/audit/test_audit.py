@@ -197,6 +197,36 @@ def test_rotation_keeps_the_chain_across_files_and_verify_sees_a_change(tmp_path
     assert gap is not None and gap.file == chain_files(path)[1] and gap.line == 1
 
 
+WRITER = """
+import sys
+from router.audit import AuditTrail
+trail = AuditTrail(sys.argv[1], max_bytes=4000, keep=1000, replica=sys.argv[2])
+for n in range(int(sys.argv[3])):
+    trail.append({"kind": "tool-call", "tool": f"s__{sys.argv[2]}_{n}", "outcome": "ran"})
+"""
+
+
+def test_processes_writing_one_trail_at_once_keep_one_chain(tmp_path: Path) -> None:
+    """Several writers of one trail (a serving router and the CLI recording an operator's
+    change): each line still carries the hash of the line before it, whoever wrote that one,
+    across rotations too."""
+    path = tmp_path / "trail.jsonl"
+    here = AuditTrail(path, max_bytes=4000, keep=1000, replica="here")
+    here.append({"kind": "tool-call", "tool": "s__first", "outcome": "ran"})
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{n}", "60"], cwd=ROOT)
+        for n in range(4)
+    ]
+    for writer in writers:
+        assert writer.wait(timeout=120) == 0
+    here.append({"kind": "tool-call", "tool": "s__last", "outcome": "ran"})  # after theirs
+    files = chain_files(path)
+    assert len(files) > 5  # rotated by several writers
+    assert verify(files) == (1 + 4 * 60 + 1, None)
+    tools = [r["tool"] for f in files for r in lines_of(f)]
+    assert tools[0] == "s__first" and tools[-1] == "s__last" and len(set(tools)) == 242
+
+
 def test_keep_deletes_the_oldest_and_verify_says_so(tmp_path: Path) -> None:
     path = tmp_path / "trail.jsonl"
     trail = AuditTrail(path, max_bytes=400, keep=2)

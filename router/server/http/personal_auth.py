@@ -8,7 +8,9 @@ sign itself out of one. An operator names another principal with `?principal=SUB
 `&issuer=URL`, by default the front's issuer) to read or revoke that principal's. Revoking
 deletes the principal's sealed record (on every replica of a shared store, which notice at
 the principal's next request) and closes its connection here. No token value is ever in an
-answer; a revocation is on the audit trail (`revoked`).
+answer; a revocation is on the audit trail (`revoked`). A sign-in's tokens are revoked at the
+upstream's authorization server first where its metadata names a `revocation_endpoint`
+(RFC 7009, best effort; `upstream_revocation` on the trail says how it went).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from router.server.calls.audit import write
 from router.server.http.front import front_of
 from router.server.http.rest_models import REFUSALS
 from router.server.lifecycle.state import RouterState
+from router.upstream.auth.revocation import Revocation
 from router.upstream.personal.accounts import PersonalAccounts, Standing
 from router.upstream.personal.upstream import PersonalUpstream
 
@@ -131,7 +134,11 @@ async def revoke(
     whose = _whose(access, accounts, principal, issuer)
     if server not in _visible(accounts, access):
         raise HttpRefusal(404, f"no per-user upstream named {server!r}")
-    revoked = await anyio.to_thread.run_sync(accounts.revoke, server, whose.key)
+
+    def forget() -> tuple[Revocation | None, bool]:  # at the authorization server, then here
+        return accounts.revoke_at_server(server, whose.key), accounts.revoke(server, whose.key)
+
+    at_server, revoked = await anyio.to_thread.run_sync(forget)
     upstream = state.pool.upstreams.get(server)
     closed = isinstance(upstream, PersonalUpstream) and upstream.forget(whose.key)
     if state.audit is not None:
@@ -142,6 +149,8 @@ async def revoke(
             "server": server,
             "outcome": "revoked",
         }
+        if at_server is not None:
+            record["upstream_revocation"] = at_server.outcome
         try:
             await write(state.audit, record)
         except AuditUnavailable as exc:

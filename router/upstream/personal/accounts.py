@@ -9,7 +9,10 @@ principal's next request: its connection checks the record is still there
 (`PersonalUpstream`), so a revoked principal is asked to sign in again everywhere. Revoking
 also forgets the listing the principal's connection kept.
 Token-exchange upstreams keep no credentials: their state is the front's token, and revoking
-closes the connection (its exchanged token with it). Nothing here returns a token value.
+closes the connection (its exchanged token with it). Before a sign-in's record is deleted,
+`revoke_at_server` revokes its tokens at the authorization server where its metadata names a
+`revocation_endpoint` (RFC 7009, `router.upstream.auth.revocation`; best effort, bounded).
+Nothing here returns a token value.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from router.config import RemoteServer, RouterConfig, StdioServer
 from router.config.personal import user_value_names
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
+from router.upstream.auth.revocation import Revocation, revoke_at_server
 from router.upstream.auth.storage import StoredCredentials
 from router.upstream.listing.cache import ListingCache
-from router.upstream.personal.credentials import personal_files, sealed_records
+from router.upstream.personal.credentials import CLIENT_OWNER, personal_files, sealed_records
 from router.upstream.personal.keys import UserKeys
 
 How = Literal["per-user sign-in", "token exchange"]
@@ -114,3 +118,16 @@ class PersonalAccounts:
             return False
         files = personal_files(self._cache_dir, server, self._records_sealed(), owner)
         return files.records.delete(files.kind, files.key)
+
+    def revoke_at_server(self, name: str, owner: str) -> Revocation | None:
+        """Revoke `owner`'s stored tokens for `name` at its authorization server (RFC 7009),
+        before `revoke` forgets them here; None for a token-exchange upstream (nothing kept).
+        Best effort: the outcome says what the server was told."""
+        server = self.servers[name]
+        if how_personal(server) == "token exchange":
+            return None
+        sealed = self._records_sealed()
+        record = personal_files(self._cache_dir, server, sealed, owner).read()
+        client = personal_files(self._cache_dir, server, sealed, CLIENT_OWNER).read()
+        registered = client.get("client")
+        return revoke_at_server(server, record, registered if isinstance(registered, dict) else {})

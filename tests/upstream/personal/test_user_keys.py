@@ -62,9 +62,14 @@ async def running_keyed(log: Path) -> AsyncIterator[str]:
 
 
 def _config(
-    provider: IdentityProvider, url: str, log: Path, cache: Path, file: Path | None = None
+    provider: IdentityProvider,
+    url: str,
+    log: Path,
+    cache: Path,
+    file: Path | None = None,
+    **more: Any,
 ) -> RouterConfig:
-    """The config (written to `file` too, for the CLI, when given)."""
+    """The config (written to `file` too, for the CLI, when given), `more` in its router."""
     stdio = {
         "command": SCRIPT[0],
         "args": [*SCRIPT[1:], str(log)],
@@ -76,6 +81,7 @@ def _config(
         "cache_dir": str(cache),
         "mode": "all",
         "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+        **more,
     }
     if file is not None:
         file.write_text(json.dumps({"mcpServers": {"gh": stdio, "api": remote}, "router": router}))
@@ -201,3 +207,48 @@ async def test_a_key_entered_for_one_program_never_goes_to_another_of_that_name(
                 refused, _ = await _as(front, provider, "alice", "api__sign_in")
                 assert refused.is_error and "mcp-router secrets set" in _text(refused)
     assert _seen(log) == []
+
+
+async def test_an_operator_s_secrets_set_and_revoke_are_on_the_trail_beside_a_serving_router(
+    tmp_path: Path,
+) -> None:
+    """`mcp-router secrets set|revoke` write their own lines into the trail a serving router
+    writes too (a process of each), and with none serving: one unbroken chain, no key."""
+    from router.audit import chain_files, verify
+
+    log, cache, trail = tmp_path / "calls.jsonl", tmp_path / "cache", tmp_path / "audit.jsonl"
+    async with running_provider() as provider, running_keyed(log) as url:
+        file = tmp_path / "team.json"
+        cfg = _config(provider, url, log, cache, file, audit={"path": str(trail)})
+        policy = SecurityPolicy.for_bind(cfg.router.http, "127.0.0.1", None)
+        async with http_front(cfg, policy) as front:
+            with anyio.fail_after(LIMIT):
+                asked, _ = await _as(front, provider, "alice", "gh__sign_in")  # a router line
+                assert asked.is_error
+                await _secrets(file, "set", "gh", "--principal", "alice", value=KEYS["alice"])
+                opened, _ = await _as(front, provider, "alice", "gh__sign_in")
+                assert not opened.is_error, _text(opened)
+                ran, _ = await _as(front, provider, "alice", "gh__whoami")  # after the CLI's
+                assert _text(ran) == "noted", _text(ran)
+                said = await _secrets(file, "revoke", "gh", "--principal", "alice")
+                assert said.startswith("gh: alice: revoked")
+                refused, _ = await _as(front, provider, "alice", "gh__whoami")
+                assert refused.is_error
+        # no router serving now: the command still writes the next line of the chain
+        await _secrets(file, "set", "gh", "--principal", "bob", value=KEYS["bob"])
+    lines = [json.loads(line) for line in trail.read_text().splitlines()]
+    assert verify(chain_files(trail)) == (len(lines), None)
+    ours = [(r["kind"], r.get("outcome"), r.get("via"), r["principal"]["sub"]) for r in lines]
+    cli = [entry for entry in ours if entry[2] == "cli"]
+    assert cli == [
+        ("key-entry", "entered", "cli", "alice"),
+        ("key-entry", "revoked", "cli", "alice"),
+        ("key-entry", "entered", "cli", "bob"),
+    ]
+    assert ours.index(cli[0]) < ours.index(("tool-call", "ran", None, "alice"))  # interleaved
+    assert {r["replica"] for r in lines if r.get("via") == "cli"}.isdisjoint(
+        {r["replica"] for r in lines if r.get("via") != "cli"}
+    )
+    assert all(r["principal"]["iss"] == provider.url and "by" in r for r in lines if r.get("via"))
+    for key in KEYS.values():
+        assert key not in trail.read_text()
