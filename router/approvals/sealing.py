@@ -1,12 +1,14 @@
 """Sealed state: what the router hands a client to bring back, bound so it authorizes one thing.
 
 Confirmations, held calls, code runs and pin approvals all give a 2026-07-28 host a
-`requestState` to send back with its retry. Each is sealed here, one way:
+`requestState` to send back with its retry, and an upstream's own task reaches the host under
+a sealed task id (`task`, opened without spending its nonce: the host polls it many times).
+Each is sealed here, one way:
 
 - an HMAC-SHA256 with a key read from the store (`VectorStore.shared_secret`), so that any
   replica can open what another sealed, or this process's own random key without one;
-- the **purpose** (`confirm`, `held`, `code`, `pin`): a state sealed for one never opens as
-  another;
+- the **purpose** (`confirm`, `held`, `code`, `pin`, `task`): a state sealed for one never
+  opens as another;
 - the **principal** (`Principal.key`, "" without identities) and, on handshake revisions,
   the **session**: another caller's retry opens nothing;
 - the **digest** of what it authorizes (the tool and its arguments, or the program): a retry
@@ -45,7 +47,7 @@ import anyio.to_thread
 
 from router.core.errors import InvalidParams
 
-Purpose = Literal["confirm", "held", "code", "pin"]
+Purpose = Literal["confirm", "held", "code", "pin", "task"]
 Why = Literal[
     "forged",
     "purpose",
@@ -61,7 +63,7 @@ Why = Literal[
 """Why a state was refused: not ours (or tampered), sealed for another purpose, principal,
 session, or call, past its expiry, its nonce spent already, the ledger unreachable, or the
 ledger holding as many unexpired nonces as it may for this principal, or in all."""
-_PURPOSES: tuple[Purpose, ...] = ("confirm", "held", "code", "pin")
+_PURPOSES: tuple[Purpose, ...] = ("confirm", "held", "code", "pin", "task")
 PREFIX = "mcp-router.s1."
 logger = logging.getLogger(__name__)
 MAX_MEMORY_NONCES = 10_000

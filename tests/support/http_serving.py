@@ -208,11 +208,13 @@ async def start_everything(installed: Installed, mode: str, port: int) -> anyio.
 
 
 @asynccontextmanager
-async def listening_upstream(name: str, transport: str, port: int) -> AsyncIterator[None]:
-    """tests/upstreams/`name`.py serving `transport` on `port`, from the moment it listens;
-    terminated after."""
+async def listening_upstream(
+    name: str, transport: str, port: int, *more: str
+) -> AsyncIterator[None]:
+    """tests/upstreams/`name`.py serving `transport` on `port` (with `more` arguments), from
+    the moment it listens; terminated after."""
     process = await anyio.open_process(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), transport, str(port)],
+        [sys.executable, str(SCRIPTS / f"{name}.py"), transport, str(port), *more],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

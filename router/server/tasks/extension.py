@@ -13,8 +13,9 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from router.server.lifecycle.requests import Context, is_modern
+from router.upstream.connection.capabilities import TASKS_EXTENSION
 
-EXTENSION = "io.modelcontextprotocol/tasks"
+EXTENSION = TASKS_EXTENSION
 SETTINGS: dict[str, Any] = {}
 """What `server/discover` advertises under `capabilities.extensions[EXTENSION]`."""
 

@@ -3,8 +3,10 @@
 Each method needs the extension declared on its own request (-32021 otherwise); over HTTP
 its `Mcp-Name` header must name the body's `taskId` (-32020 otherwise, which the SDK answers
 with HTTP 400); then the task must be the caller's (`Tasks.find`: -32602 for any other). They
-pass the authorization layer as `tools` requests (`MCP_RULES`). `tasks/result` and
-`tasks/list` do not exist in this revision of the extension: no handler, so -32601."""
+pass the authorization layer as `tools` requests (`MCP_RULES`). An id the router sealed names
+an upstream's own task, and the method goes to that upstream (`router.server.tasks.passthrough`).
+`tasks/result` and `tasks/list` do not exist in this revision of the extension: no handler, so
+-32601."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from router.server.lifecycle.requests import Context
 from router.server.lifecycle.state import RouterState
 from router.server.tasks.extension import EXTENSION, SETTINGS, declares_tasks, missing_extension
 from router.server.tasks.listening import serve as listen_with_tasks
+from router.server.tasks.passthrough import forwarded, is_passed_through
 from router.server.tasks.table import Tasks
 from router.server.tasks.task import Task
 from router.server.tasks.wire import ACK, detailed
@@ -29,14 +32,15 @@ __all__ = ["Tasks", "cancel_task", "get_task", "listen_with_tasks", "serve_tasks
 
 
 class TaskParams(types.RequestParams):
-    task_id: str = Field(min_length=1, max_length=256)
+    task_id: str = Field(min_length=1, max_length=4096)
+    """A router-run task's id, or an upstream's sealed (`router.server.tasks.passthrough`)."""
 
 
 class UpdateParams(TaskParams):
     input_responses: dict[str, dict[str, Any]] = Field(default_factory=dict, max_length=64)
 
 
-def _task(ctx: Context, method: str, params: TaskParams) -> Task:
+def _checked(ctx: Context, method: str, params: TaskParams) -> None:
     if not declares_tasks(ctx):
         raise missing_extension(method)
     headers = getattr(ctx.request, "headers", None)  # an HTTP request's; none on stdio
@@ -45,24 +49,36 @@ def _task(ctx: Context, method: str, params: TaskParams) -> Task:
             types.HEADER_MISMATCH,
             f"mcp-router: the {MCP_NAME_HEADER} header must name the task of the body's taskId",
         )
+
+
+def _task(ctx: Context, params: TaskParams) -> Task:
     return ctx.lifespan_context.tasks.find(params.task_id)
 
 
 @errors_as_mcp
 async def get_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
-    task = _task(ctx, "tasks/get", params)
-    return detailed(task, ctx.lifespan_context.tasks.settings.poll_ms)
+    _checked(ctx, "tasks/get", params)
+    if is_passed_through(params.task_id):
+        return await forwarded(ctx, "tasks/get", params.task_id)
+    return detailed(_task(ctx, params), ctx.lifespan_context.tasks.settings.poll_ms)
 
 
 @errors_as_mcp
 async def update_task(ctx: Context, params: UpdateParams) -> dict[str, Any]:
-    _task(ctx, "tasks/update", params).deliver(params.input_responses)
+    _checked(ctx, "tasks/update", params)
+    if is_passed_through(params.task_id):
+        answers = {"inputResponses": params.input_responses}
+        return await forwarded(ctx, "tasks/update", params.task_id, answers)
+    _task(ctx, params).deliver(params.input_responses)
     return dict(ACK)
 
 
 @errors_as_mcp
 async def cancel_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
-    _task(ctx, "tasks/cancel", params).cancel()  # a finished task's is a no-op
+    _checked(ctx, "tasks/cancel", params)
+    if is_passed_through(params.task_id):
+        return await forwarded(ctx, "tasks/cancel", params.task_id)
+    _task(ctx, params).cancel()  # a finished task's is a no-op
     return dict(ACK)
 
 

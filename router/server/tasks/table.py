@@ -25,6 +25,9 @@ from router.server.access.authorization import current_access
 from router.server.tasks.modes import TaskModes
 from router.server.tasks.task import Hear, Note, Task
 
+UNKNOWN = "mcp-router: no such task (unknown, expired, or not yours)"
+"""Said for another principal's task, an expired one and a guessed id alike."""
+
 
 class Tasks:
     """This process's tasks."""
@@ -57,7 +60,7 @@ class Tasks:
         self._forget_expired()
         task = self._tasks.get(task_id)
         if task is None or not task.visible or task.owner != caller():
-            raise InvalidParams("mcp-router: no such task (unknown, expired, or not yours)")
+            raise InvalidParams(UNKNOWN)
         return task
 
     def admit(self, tool: str, note: Note | None, *, required: bool) -> Task | None:

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from router.server.tasks.task import Note, Task
 
 
+def digest_of(task_id: str) -> str:
+    """How a line names a task: the id itself would let a reader of the trail read its result."""
+    return "sha256:" + hashlib.sha256(task_id.encode()).hexdigest()[:32]
+
+
 def noting(call: ToolCall) -> Note | None:
     """What writes `call`'s task's statuses to the trail; None without one."""
     trail = call.state.audit
@@ -34,7 +39,7 @@ def noting(call: ToolCall) -> Note | None:
     async def note(task: Task) -> None:
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         record = {**base, "outcome": task.status, "latency_ms": elapsed}
-        record["task"] = "sha256:" + hashlib.sha256(task.id.encode()).hexdigest()[:32]
+        record["task"] = digest_of(task.id)
         if task.error is not None:
             record["error"] = str(task.error.get("message", ""))
         with suppress(AuditUnavailable):  # the trail counts and logs it; the task goes on

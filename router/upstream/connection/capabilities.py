@@ -11,8 +11,11 @@ roots); a request outside any host's call keeps the router's own.
 Extensions (SEP-2133, `capabilities.extensions`) are carried only where the router carries
 what they need: MCP Apps (`router.core.apps`), whose tools and `ui://` resources pass through,
 so an upstream's UI tool learns per request whether this host renders apps, and answers a host
-that does not with text. At the handshake the router declares no extension: one connection
-serves every host, and text is what each of them can read.
+that does not with text; and the tasks extension (`TASKS_EXTENSION`), only on a request sent
+inside `passing_tasks`: the router passes an upstream's own tasks through to the host there
+(`router.upstream.connection.tasks`), and nowhere else could it take a task for an answer. At
+the handshake the router declares no extension: one connection serves every host, and text is
+what each of them can read.
 """
 
 from __future__ import annotations
@@ -32,8 +35,13 @@ _RELAYED = ("sampling", "elicitation", "roots")
 _NEGOTIATION = ("initialize", "server/discover")
 CARRIED_EXTENSIONS = (EXTENSION_ID,)
 """The extensions a host's declaration of reaches the upstreams (others are dropped)."""
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The 2026-07-28 tasks extension (SEP-2663): carried only inside `passing_tasks`."""
 _host_capabilities: ContextVar[dict[str, Any] | None] = ContextVar(
     "mcp_router_host_capabilities", default=None
+)
+_tasks_declared: ContextVar[dict[str, Any] | None] = ContextVar(
+    "mcp_router_tasks_declared", default=None
 )
 
 
@@ -53,6 +61,17 @@ def for_host(capabilities: types.ClientCapabilities | None) -> Iterator[None]:
         _host_capabilities.reset(token)
 
 
+@contextmanager
+def passing_tasks(settings: dict[str, Any]) -> Iterator[None]:
+    """While inside, upstream requests declare the tasks extension with the host's `settings`
+    (the host declared it on the request being passed on)."""
+    token = _tasks_declared.set(dict(settings))
+    try:
+        yield
+    finally:
+        _tasks_declared.reset(token)
+
+
 def carry_host_capabilities(client: Client) -> None:
     """Make `client`'s 2026-07-28 requests carry the calling host's capabilities."""
     session = client.session
@@ -67,6 +86,9 @@ def carry_host_capabilities(client: Client) -> None:
         own = meta[types.CLIENT_CAPABILITIES_META_KEY] or {}
         carried = {key: host[key] for key in _RELAYED if key in host and key in own}
         extensions = _carried_extensions(host.get("extensions"))
+        tasks = _tasks_declared.get()
+        if tasks is not None:
+            extensions[TASKS_EXTENSION] = tasks
         if extensions:
             carried["extensions"] = extensions
         meta[types.CLIENT_CAPABILITIES_META_KEY] = carried

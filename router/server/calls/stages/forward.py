@@ -8,8 +8,9 @@ handshake, which asks mid-call, becomes a held call (`router.server.calls.held_c
 Progress is relayed only when the host asked (the upstream's progress still pushes the call
 timeout back, `router.upstream.failures.ProgressClock`). The call is timed, counted and
 traced here; the SDK's client span inside this one carries the trace on in the upstream's
-`_meta`. A host that declared the tasks extension may get a new call as a task instead
-(`router.server.tasks.runner`)."""
+`_meta`. A host that declared the tasks extension may get a new call as a task instead: the
+upstream's own, where it offers tasks (`router.server.tasks.passthrough`), or one the router
+runs (`router.server.tasks.runner`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from router.server.calls.call import Answer, ToolCall
 from router.server.calls.held_calls import HeldCall
 from router.server.lifecycle.errors import tool_error_result
 from router.server.lifecycle.requests import is_modern, wants_progress
+from router.server.tasks import passthrough
 from router.server.tasks import runner as tasks
 from router.server.tasks.wire import CreatedTask
 from router.upstream.connection.capabilities import for_host
@@ -64,7 +66,7 @@ async def _answer(call: ToolCall, progress: ProgressFnT | None) -> Answer:
     ctx, state, tool, answers = call.ctx, call.state, call.tool, call.answers
     retry = answers is not None and (answers.responses or answers.state) is not None
     if not retry and call.seal is None:  # a new call, which may run on as a task
-        task = await tasks.started(call)
+        task = await passthrough.passed(call, progress) or await tasks.started(call)
         if task is not None:
             return task
     if is_modern(ctx) and call.seal is None and _held_here(call):
