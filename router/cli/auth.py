@@ -225,7 +225,8 @@ def run_revoke(args: argparse.Namespace) -> int:
     record = {"kind": "sign-in", "server": args.server, "outcome": "revoked"}
     if upstream is not None:
         record["upstream_revocation"] = upstream.outcome
-        print(f"{args.server}: at the authorization server: {upstream.outcome}")
+        why = f" ({upstream.detail})" if upstream.detail else ""
+        print(f"{args.server}: at the authorization server: {upstream.outcome}{why}")
     return _noted(config, args, record)
 
 

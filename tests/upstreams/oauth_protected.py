@@ -21,13 +21,15 @@ Not part of the MCP server, for the tests only (no token needed, loopback only):
 `GET /control/stats` counts what the authorization server did (registrations,
 authorizations, code and refresh grants, refused refreshes, rejected tokens);
 `POST /control/revoke?what=refresh|all` forgets every refresh token (or every token), as an
-administrator revoking a grant would; `GET /control/calls` lists each tool call with its
-token's subject and the first 16 hex digits of its token's sha256, and `GET /control/tokens`
-maps those digits to the subject each access token was issued to. Each grant is also logged
-on stderr, never a token.
+administrator revoking a grant would; `GET /control/revoked` lists each token revoked at the
+RFC 7009 endpoint (`/revoke`, offered in the metadata with `--revocation`): its kind, the
+first 16 hex digits of its sha256 and the client that authenticated (as it registered);
+`GET /control/calls` lists each tool call with its token's subject and the first 16 hex
+digits of its token's sha256, and `GET /control/tokens` maps those digits to the subject each
+access token was issued to. Each grant is also logged on stderr, never a token.
 
     python -m tests.upstreams.oauth_protected [--port 0] [--token-lifetime 3600]
-        [--scopes notes:read ...] [--login]
+        [--scopes notes:read ...] [--login] [--revocation]
 
 prints `http://127.0.0.1:PORT/mcp` on stdout once it accepts connections.
 """
@@ -54,7 +56,7 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
@@ -90,6 +92,7 @@ class MemoryAuthorizationServer(
         self.access_tokens: dict[str, AccessToken] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self.counts: Counter[str] = Counter()
+        self.revoked: list[dict[str, str]] = []
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -208,8 +211,20 @@ class MemoryAuthorizationServer(
         return access
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        """RFC 7009's endpoint: reached only by the client the token was issued to, which
+        the SDK's handler authenticated by its registered method."""
+        client = self.clients.get(token.client_id)
+        self.revoked.append(
+            {
+                "kind": "refresh" if isinstance(token, RefreshToken) else "access",
+                "token": digest(token.token),
+                "client": token.client_id,
+                "auth": (client.token_endpoint_auth_method or "") if client else "",
+            }
+        )
         self.access_tokens.pop(token.token, None)
         self.refresh_tokens.pop(token.token, None)
+        _say(f"revoked a token of client {token.client_id}")
 
     def revoke_all(self, what: str) -> None:
         self.refresh_tokens.clear()
@@ -223,7 +238,13 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:16]
 
 
-def build(port: int, token_lifetime: int, scopes: list[str], login: bool = False) -> MCPServer:
+def build(
+    port: int,
+    token_lifetime: int,
+    scopes: list[str],
+    login: bool = False,
+    revocation: bool = False,
+) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     provider = MemoryAuthorizationServer(token_lifetime, f"{base}/mcp", login=login)
     app = MCPServer(
@@ -239,6 +260,7 @@ def build(port: int, token_lifetime: int, scopes: list[str], login: bool = False
                 "client_registration_options": ClientRegistrationOptions(
                     enabled=True, valid_scopes=scopes, default_scopes=scopes
                 ),
+                "revocation_options": RevocationOptions(enabled=revocation),
             }
         ),
         log_level="WARNING",
@@ -280,6 +302,9 @@ def build(port: int, token_lifetime: int, scopes: list[str], login: bool = False
     async def tokens(request: Request) -> Response:
         return JSONResponse(provider.issued)
 
+    async def revoked(request: Request) -> Response:
+        return JSONResponse(provider.revoked)
+
     async def login_page(request: Request) -> Response:
         waiting = provider.waiting.get(request.query_params.get("request", ""))
         if waiting is None:
@@ -303,18 +328,23 @@ def build(port: int, token_lifetime: int, scopes: list[str], login: bool = False
     app.custom_route("/control/revoke", methods=["POST"])(revoke)
     app.custom_route("/control/calls", methods=["GET"])(calls)
     app.custom_route("/control/tokens", methods=["GET"])(tokens)
+    app.custom_route("/control/revoked", methods=["GET"])(revoked)
     app.custom_route("/login", methods=["GET"])(login_page)
 
     return app
 
 
-async def serve(port: int, token_lifetime: int, scopes: list[str], login: bool) -> None:
+async def serve(
+    port: int, token_lifetime: int, scopes: list[str], login: bool, revocation: bool
+) -> None:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
     bound: int = sock.getsockname()[1]
-    app = build(bound, token_lifetime, scopes, login).streamable_http_app(host="127.0.0.1")
+    app = build(bound, token_lifetime, scopes, login, revocation).streamable_http_app(
+        host="127.0.0.1"
+    )
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, ws="none", timeout_graceful_shutdown=1
     )
@@ -334,9 +364,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--login", action="store_true", help="ask who signs in instead of approving at once"
     )
+    parser.add_argument(
+        "--revocation", action="store_true", help="offer RFC 7009 revocation at /revoke"
+    )
     options = parser.parse_args(argv)
     try:
-        anyio.run(serve, options.port, options.token_lifetime, options.scopes, options.login)
+        anyio.run(
+            serve,
+            options.port,
+            options.token_lifetime,
+            options.scopes,
+            options.login,
+            options.revocation,
+        )
     except KeyboardInterrupt:
         sys.exit(0)
 

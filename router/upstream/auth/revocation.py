@@ -144,10 +144,20 @@ def revoke_at_server(
         for hint, token in held:
             body = {**fields, "token": token, "token_type_hint": hint}
             try:
-                answer = http.post(endpoint, data=body, auth=basic or httpx2.USE_CLIENT_DEFAULT)
+                status = _post(http, endpoint, body, basic)
+                if status == 400 and "client_secret" not in body:
+                    # the MCP SDK's authorization server takes no request without the field:
+                    # an empty one adds no authentication (RFC 6749 2.3: only one method)
+                    status = _post(http, endpoint, {**body, "client_secret": ""}, basic)
             except httpx2.HTTPError as exc:
                 logger.warning("revoking at %s: %s", endpoint, type(exc).__name__)
                 return Revocation("failed", f"{endpoint}: {type(exc).__name__}")
-            if answer.status_code != 200:  # RFC 7009 2.2: 200 whether or not it was known
-                return Revocation("failed", f"{endpoint}: HTTP {answer.status_code}")
+            if status != 200:  # RFC 7009 2.2: 200 whether or not the token was known
+                return Revocation("failed", f"{endpoint}: HTTP {status}")
     return Revocation("revoked", endpoint)
+
+
+def _post(
+    http: httpx2.Client, endpoint: str, body: dict[str, str], basic: httpx2.BasicAuth | None
+) -> int:
+    return http.post(endpoint, data=body, auth=basic or httpx2.USE_CLIENT_DEFAULT).status_code
