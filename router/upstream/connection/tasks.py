@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import mcp_types as types
+from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import RootModel
 
@@ -56,25 +57,29 @@ async def call_tool_passing_tasks(
     request = types.CallToolRequest(
         params=types.CallToolRequestParams(name=tool, arguments=arguments)
     )
-    with passing_tasks(declared):
-        answered = await upstream.request(
-            what,
-            lambda client: client.session.send_request(
-                request, _Raw, progress_callback=clock.callback
-            ),
-            clock,
+
+    async def send(client: Client) -> types.CallToolResult | types.InputRequiredResult | _Raw:
+        answered = await client.session.send_request(
+            request, _Raw, progress_callback=clock.callback
         )
-    raw = answered.root
-    if raw.get("resultType") == "task":
-        if not isinstance(raw.get("taskId"), str) or not isinstance(raw.get("status"), str):
-            raise UpstreamProtocolError(upstream.name, f"{what}: a task without its id")
-        return raw
-    try:
-        if raw.get("resultType") == "input_required":
-            return types.InputRequiredResult.model_validate(raw, by_name=False)
-        return types.CallToolResult.model_validate(raw, by_name=False)
-    except ValueError as exc:
-        raise UpstreamProtocolError(upstream.name, f"{what}: unexpected result") from exc
+        raw = answered.root
+        if raw.get("resultType") == "task":
+            if not isinstance(raw.get("taskId"), str) or not isinstance(raw.get("status"), str):
+                raise UpstreamProtocolError(upstream.name, f"{what}: a task without its id")
+            return answered
+        try:
+            if raw.get("resultType") == "input_required":
+                return types.InputRequiredResult.model_validate(raw, by_name=False)
+            result = types.CallToolResult.model_validate(raw, by_name=False)
+        except ValueError as exc:
+            raise UpstreamProtocolError(upstream.name, f"{what}: unexpected result") from exc
+        if not result.is_error:  # as the SDK's `call_tool` checks it: its output schema
+            await client.session.validate_tool_result(tool, result)
+        return result
+
+    with passing_tasks(declared):
+        answer = await upstream.request(what, send, clock)
+    return answer.root if isinstance(answer, _Raw) else answer
 
 
 async def task_request(

@@ -31,13 +31,16 @@ AUDIENCE = "https://router.test/mcp"
 
 @asynccontextmanager
 async def front(provider: IdentityProvider, tmp_path: Path) -> AsyncIterator[dict[str, Host]]:
-    """A front serving `tasking` over streamable HTTP; a host per principal, alice's also
-    without the extension (`plain`)."""
+    """A front serving `tasking` over streamable HTTP, and again as `quiet`, whose tasks are
+    `never`; a host per principal, alice's also without the extension (`plain`)."""
     port = free_port()
     async with listening_upstream("tasking", "streamable-http", port, str(tmp_path / "up.log")):
         cfg = RouterConfig.model_validate(
             {
-                "mcpServers": {"tasking": {"url": f"http://127.0.0.1:{port}/mcp"}},
+                "mcpServers": {
+                    "tasking": {"url": f"http://127.0.0.1:{port}/mcp"},
+                    "quiet": {"url": f"http://127.0.0.1:{port}/mcp", "tasks": "never"},
+                },
                 "router": {
                     "cache_dir": str(tmp_path / "cache"),
                     "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
@@ -108,10 +111,14 @@ async def test_an_upstreams_own_task_passes_through_polled_to_its_result_by_its_
                     assert refused.value.code == types.INVALID_PARAMS
             assert "cancelled a" not in log.read_text("utf-8")
 
-            # a host that did not declare the extension: the upstream runs the call in it
+            # a host that did not declare the extension, or a tool whose tasks are `never`:
+            # the upstream is not told of it, and runs the call in its request
             synchronous = await plain.call("tasking__job", {"key": "sync"})
             assert synchronous["content"][0]["text"] == "done sync"
             await until_logged(log, "sync sync")
+            kept = await alice.call("quiet__job", {"key": "never"})
+            assert kept["content"][0]["text"] == "done never"
+            await until_logged(log, "sync never")
 
             released = await alice.call("tasking__release", {"key": "a"})  # answered in it
             assert released["content"][0]["text"] == "released a"
@@ -120,9 +127,10 @@ async def test_an_upstreams_own_task_passes_through_polled_to_its_result_by_its_
             assert done["result"]["content"][0]["text"] == "done a"
 
     records = [json.loads(line) for line in (tmp_path / "trail.jsonl").read_text().splitlines()]
-    calls = [r for r in records if r["kind"] == "tool-call" and r["tool"] == "tasking__job"]
+    calls = [r for r in records if r["kind"] == "tool-call" and r["tool"].endswith("__job")]
     assert [(r["principal"]["sub"], r["outcome"]) for r in calls] == [
         ("alice", "task"),
+        ("alice", "ran"),
         ("alice", "ran"),
     ]
     tasks = [r for r in records if r["kind"] == "task"]
