@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 
 from router.config import RouterConfig
 from router.server.http.auth.security import SecurityPolicy
-from tests.support.http_serving import http_front, listening_upstream, until_ready
+from tests.support.http_serving import SCRIPTS, http_front, listening_upstream, until_ready
 from tests.support.identity_provider import IdentityProvider, module_provider
 from tests.support.ports import free_port
 from tests.support.tasks_host import Host, Refused, until_logged
@@ -30,17 +31,25 @@ AUDIENCE = "https://router.test/mcp"
 
 
 @asynccontextmanager
-async def front(provider: IdentityProvider, tmp_path: Path) -> AsyncIterator[dict[str, Host]]:
+async def front(
+    provider: IdentityProvider, tmp_path: Path, *, stdio: bool = False
+) -> AsyncIterator[dict[str, Host]]:
     """A front serving `tasking` over streamable HTTP, and again as `quiet`, whose tasks are
-    `never`; a host per principal, alice's also without the extension (`plain`)."""
-    port = free_port()
-    async with listening_upstream("tasking", "streamable-http", port, str(tmp_path / "up.log")):
+    `never` (with `stdio`, `tasking` as the router's child alone); a host per principal,
+    alice's also without the extension (`plain`)."""
+    port, log = free_port(), str(tmp_path / "up.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    servers: dict[str, Any] = {"tasking": {"url": url}, "quiet": {"url": url, "tasks": "never"}}
+    if stdio:
+        servers = {
+            "tasking": {"command": sys.executable, "args": [str(SCRIPTS / "tasking.py"), log]}
+        }
+    async with (
+        nullcontext() if stdio else listening_upstream("tasking", "streamable-http", port, log)
+    ):
         cfg = RouterConfig.model_validate(
             {
-                "mcpServers": {
-                    "tasking": {"url": f"http://127.0.0.1:{port}/mcp"},
-                    "quiet": {"url": f"http://127.0.0.1:{port}/mcp", "tasks": "never"},
-                },
+                "mcpServers": servers,
                 "router": {
                     "cache_dir": str(tmp_path / "cache"),
                     "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
@@ -170,3 +179,21 @@ async def test_a_passed_through_task_is_cancelled_upstream_and_answered_with_tas
         ("tasking__job", "cancelled"),
         ("tasking__confirm", "input_required"),
     ]
+
+
+async def test_an_upstream_over_stdio_passes_its_tasks_through_too(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    log = tmp_path / "up.log"
+    async with front(provider, tmp_path, stdio=True) as hosts:
+        alice, bob = hosts["alice"], hosts["bob"]
+        with anyio.fail_after(60):
+            task = await alice.call("tasking__job", {"key": "s"})
+            assert task["status"] == "working"
+            with pytest.raises(Refused) as refused:
+                await bob.get(task["taskId"])
+            assert refused.value.code == types.INVALID_PARAMS
+            await alice.call("tasking__release", {"key": "s"})
+            done = await alice.until(task["taskId"], "completed")
+            assert done["result"]["content"][0]["text"] == "done s"
+            await until_logged(log, f"get {_own_id(log, 's')}")
