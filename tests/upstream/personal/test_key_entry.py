@@ -13,7 +13,9 @@ import html
 import json
 import logging
 import re
+import uuid
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -25,6 +27,8 @@ from router.server.http.auth.security import SecurityPolicy
 from tests.conftest import ROOT
 from tests.support.http_serving import Front, config, http_front, streamable_client
 from tests.support.identity_provider import IdentityProvider, running_provider
+from tests.support.postgres import Postgres
+from tests.support.replicas import module_postgres  # noqa: F401 (the postgres fixture)
 from tests.support.sign_in_browser import PUBLIC, SignInBrowser
 from tests.upstream.personal.test_user_keys import (
     AUDIENCE,
@@ -47,7 +51,9 @@ def secrets_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_ROUTER_SECRETS_KEY", "k" * 48)
 
 
-def _config(provider: IdentityProvider, url: str, log: Path, tmp: Path) -> RouterConfig:
+def _config(
+    provider: IdentityProvider, url: str, log: Path, tmp: Path, **more: Any
+) -> RouterConfig:
     stdio = {
         "command": SCRIPT[0],
         "args": [*SCRIPT[1:], str(log)],
@@ -61,6 +67,7 @@ def _config(provider: IdentityProvider, url: str, log: Path, tmp: Path) -> Route
         mode="all",
         audit={"path": str(tmp / "audit.jsonl")},
         http={"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
+        **more,
     )
 
 
@@ -220,3 +227,66 @@ async def test_a_principal_lists_and_revokes_only_its_own_values(tmp_path: Path)
     ]
     assert revocations == [("alice", "gh", "revoked", "rest")]
     assert not any(key in trail for key in KEYS.values())
+
+
+async def test_a_key_entered_on_one_replica_is_used_by_another_and_revoked_through_it(
+    postgres: Postgres, tmp_path: Path
+) -> None:
+    """Two fronts on one store (each its own cache folder, upstream processes and trail):
+    alice enters her keys on A's page; B uses them without asking her; she revokes them
+    through B, and A's open connections refuse her at her next request."""
+    log = tmp_path / "calls.jsonl"
+    store = {"url": postgres.url, "namespace": uuid.uuid4().hex}
+    key = {"env": "MCP_ROUTER_SECRETS_KEY"}
+    async with running_provider() as provider, running_keyed(log) as url:
+        a_cfg, b_cfg = (
+            _config(provider, url, log, tmp_path / n, store=store, secrets_key=key) for n in "ab"
+        )
+        async with (
+            http_front(a_cfg, SecurityPolicy.for_bind(a_cfg.router.http, "127.0.0.1", None)) as a,
+            http_front(b_cfg, SecurityPolicy.for_bind(b_cfg.router.http, "127.0.0.1", None)) as b,
+            httpx2.AsyncClient(timeout=10) as http,
+        ):
+            with anyio.fail_after(LIMIT):
+                browser = KeyBrowser(a.url, "alice", KEYS["alice"])
+                for server in ("gh", "api"):
+                    opened = await _call(a, provider, "alice", f"{server}__sign_in", browser)
+                    assert not opened.is_error, _text(opened)
+                    called = await _call(a, provider, "alice", f"{server}__whoami", None)
+                    assert _text(called) == "noted", _text(called)
+                assert len(browser.asked) == 2
+                # B never asks her: its own connections start with the sealed values
+                for server in ("gh", "api"):
+                    opened = await _call(b, provider, "alice", f"{server}__sign_in", None)
+                    assert not opened.is_error, _text(opened)
+                    called = await _call(b, provider, "alice", f"{server}__whoami", None)
+                    assert _text(called) == "noted", _text(called)
+                headers = {"Authorization": f"Bearer {provider.token('alice', AUDIENCE)}"}
+                for server in ("gh", "api"):
+                    gone = await http.delete(f"{b.url}/v1/secrets/{server}", headers=headers)
+                    assert gone.status_code == 200 and gone.json()["revoked"], gone.text
+                before = _seen(log)
+                for front in (a, b):
+                    for server in ("gh", "api"):
+                        refused = await _call(front, provider, "alice", f"{server}__whoami", None)
+                        assert refused.is_error, _text(refused)
+                        assert "mcp-router secrets set" in _text(refused), _text(refused)
+                assert _seen(log) == before  # no call reached the upstream after revoking
+    stdio = [(c["key"], c["pid"]) for c in before if c["how"] == "env"]
+    remote = [c["key"] for c in before if c["how"] == "header"]
+    assert [k for k, _ in stdio] == [KEYS["alice"]] * 2 and remote == [KEYS["alice"]] * 2
+    assert stdio[0][1] != stdio[1][1]  # a process on each replica, both with her key
+    a_trail, b_trail = ((tmp_path / n / "audit.jsonl").read_text() for n in "ab")
+    entries = {
+        n: [
+            (r["server"], r["outcome"], r["via"])
+            for r in map(json.loads, trail.splitlines())
+            if r.get("kind") == "key-entry"
+        ]
+        for n, trail in (("a", a_trail), ("b", b_trail))
+    }
+    assert entries == {
+        "a": [("gh", "entered", "page"), ("api", "entered", "page")],
+        "b": [("gh", "revoked", "rest"), ("api", "revoked", "rest")],
+    }
+    assert KEYS["alice"] not in a_trail + b_trail
