@@ -152,6 +152,7 @@ def stages(run: dict[str, Any]) -> dict[str, float]:
     found = {
         "interpreter": marks["start"],
         "cli_imports": marks["cli_imported"] - marks["start"],
+        "command_imports": marks["config_started"] - marks["cli_imported"],
         "config": marks["config_loaded"] - marks["config_started"],
         "serve_imports": marks["serving"] - marks["config_loaded"],
         "store_open_thread": marks.get("store_thread", 0.0),

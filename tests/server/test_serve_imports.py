@@ -1,8 +1,9 @@
 """A feature that is not configured costs nothing at start: `mcp-router serve` on one stdio
 upstream, and nothing else configured, answers `initialize` and a search without ever
 importing the audit trail, code mode, the reranker, the registry client, PostgreSQL, the
-OpenTelemetry SDK or jsonschema (numpy it does import: BM25 ranks with it); configured, audit
-and code mode are imported."""
+OpenTelemetry SDK, jsonschema, PyJWT with cryptography's x509 (client-credentials upstreams
+only) or another command's module (numpy it does import: BM25 ranks with it); configured,
+audit and code mode are imported."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from router.cli.main import COMMANDS
 from tests.support.serving import ROOT, raw_router, write_config
 
 pytestmark = pytest.mark.processes
@@ -28,6 +30,11 @@ UNCONFIGURED = (
     "opentelemetry.sdk",
     "psycopg",
     "jsonschema",
+    "jwt",
+    "cryptography.x509",
+    *(module for module, _, _ in COMMANDS.values() if module != "router.cli.serve"),
+    "router.hosts",
+    "router.evaluation",
 )
 """Packages a router on one stdio upstream, BM25 only, must not import to answer a search."""
 

@@ -19,11 +19,6 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import (
-    ClientCredentialsOAuthProvider,
-    PrivateKeyJWTOAuthProvider,
-    SignedJWTParameters,
-)
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.shared.auth_utils import resource_url_from_server_url
 from pydantic import AnyUrl
@@ -197,6 +192,13 @@ def upstream_auth(
 def _client_credentials(
     server: RemoteServer, files: TokenFiles, oauth: OAuthSettings
 ) -> httpx2.Auth:
+    # PyJWT and cryptography's x509 come with these: only a client-credentials upstream pays
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
     assert oauth.client_id is not None  # the config requires it for this grant
     if oauth.private_key is not None:
         assertion = SignedJWTParameters(
