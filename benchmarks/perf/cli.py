@@ -75,6 +75,10 @@ def update_readmes(report: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
+    if args.guard or args.baseline:
+        from benchmarks.perf import guard
+
+        return guard.main(args, argv)
     options = from_args(args)
     out = options.out / "perf.json"
     if args.table_only:

@@ -65,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     add("--seed", type=int, default=0)
     add("--out", type=Path, default=None, help="folder for perf.json (default results/)")
     add("--no-readme", action="store_true", help="leave the READMEs alone")
+    from benchmarks.perf.guard import add_arguments
+
+    add_arguments(add)
     return p
 
 
