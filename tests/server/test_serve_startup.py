@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.serving import (
     Installed,
+    RawRouter,
     example_servers,
     pending_upstreams,
     raw_router,
@@ -72,22 +73,48 @@ async def test_an_answer_names_the_upstreams_still_starting(
 ) -> None:
     """An upstream that never finishes its handshake holds a search for at most the router's
     connect timeout; the answer then gives what was found and names the upstream as
-    starting (its own, longer connect timeout has not run out)."""
+    starting (its own, longer connect timeout has not run out).
+
+    The search is sent once time's tools are indexed with the model (pass-through mode
+    announces them with `notifications/tools/list_changed`): the router's connect timeout
+    runs from its start, and on a loaded machine time's start and the model's load could
+    take longer than it, so the answer named time as starting too. Sent before the
+    deadline, the search is held until it; after, it is answered at once: either way,
+    silent is still starting."""
     servers = {
-        "time": {"command": str(installed.root / "time" / "bin" / "mcp-server-time")},
+        # time's own connect timeout too: on a loaded machine its handshake took over 6 s
+        "time": {
+            "command": str(installed.root / "time" / "bin" / "mcp-server-time"),
+            "timeouts": {"connect": 60},
+        },
         "silent": script("silent", timeouts={"connect": 60}),
     }
-    # the router waits its own connect timeout: long enough for time under a loaded machine
-    config = write_config(tmp_path, servers, timeouts={"connect": 6})
+    config = write_config(tmp_path, servers, mode="all", timeouts={"connect": 6})
     async with raw_router(config, bm25_only=False) as router:
         with anyio.fail_after(60):
             await router.initialize()
+            await until_listed(router, "time__get_current_time")
             found = await router.call("search_tools", {"query": TOKYO})
             await router.finish()
     assert names(found)[0] == "time__get_current_time"
     assert "Not searched yet, still starting: silent" in text(found)
     assert "connecting" not in text(found)
     assert found["structuredContent"]["starting"] == ["silent"]
+
+
+async def until_listed(router: RawRouter, tool: str) -> None:
+    """List the tools until `tool` is listed, waiting for `notifications/tools/list_changed`
+    between listings (a pass-through router announces each change of its catalog)."""
+    changed = "notifications/tools/list_changed"
+    while True:
+        router.notifications.clear()
+        listed = await router.result("tools/list")
+        if tool in [t["name"] for t in listed["tools"]]:
+            return
+        if any(n.get("method") == changed for n in router.notifications):
+            continue  # announced while the listing was on its way: list again
+        while (await router.receive()).get("method") != changed:
+            pass
 
 
 async def test_an_upstream_that_cannot_start_is_named_down_with_its_error_and_retry(
