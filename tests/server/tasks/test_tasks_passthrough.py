@@ -32,7 +32,7 @@ AUDIENCE = "https://router.test/mcp"
 
 @asynccontextmanager
 async def front(
-    provider: IdentityProvider, tmp_path: Path, *, stdio: bool = False
+    provider: IdentityProvider, tmp_path: Path, *, stdio: bool = False, **router: Any
 ) -> AsyncIterator[dict[str, Host]]:
     """A front serving `tasking` over streamable HTTP, and again as `quiet`, whose tasks are
     `never` (with `stdio`, `tasking` as the router's child alone); a host per principal,
@@ -54,6 +54,7 @@ async def front(
                     "cache_dir": str(tmp_path / "cache"),
                     "http": {"oauth": {"issuer": provider.url, "audience": AUDIENCE}},
                     "audit": {"path": str(tmp_path / "trail.jsonl")},
+                    **router,
                 },
             }
         )
@@ -181,15 +182,16 @@ async def test_a_passed_through_task_is_cancelled_upstream_and_answered_with_tas
     ]
 
 
-async def test_an_upstream_over_stdio_passes_its_tasks_through_too(
+async def test_an_upstream_over_stdio_passes_its_tasks_through_until_the_routers_ttl(
     provider: IdentityProvider, tmp_path: Path
 ) -> None:
     log = tmp_path / "up.log"
-    async with front(provider, tmp_path, stdio=True) as hosts:
+    async with front(provider, tmp_path, stdio=True, tasks={"ttl_s": 3}) as hosts:
         alice, bob = hosts["alice"], hosts["bob"]
         with anyio.fail_after(60):
             task = await alice.call("tasking__job", {"key": "s"})
             assert task["status"] == "working"
+            assert task["ttlMs"] == 3000  # the router's, shorter than the upstream's
             with pytest.raises(Refused) as refused:
                 await bob.get(task["taskId"])
             assert refused.value.code == types.INVALID_PARAMS
@@ -197,3 +199,11 @@ async def test_an_upstream_over_stdio_passes_its_tasks_through_too(
             done = await alice.until(task["taskId"], "completed")
             assert done["result"]["content"][0]["text"] == "done s"
             await until_logged(log, f"get {_own_id(log, 's')}")
+            assert done["ttlMs"] == 3000
+            while True:  # past its ttl the id opens nothing, though the upstream keeps it
+                try:
+                    await alice.get(task["taskId"])
+                except Refused as expired:
+                    assert expired.code == types.INVALID_PARAMS
+                    break
+                await anyio.sleep(0.1)
