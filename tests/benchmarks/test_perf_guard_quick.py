@@ -16,10 +16,6 @@ from benchmarks.perf import cli, guard, guard_report
 from benchmarks.perf.options import RESULTS, ROOT
 from benchmarks.suite.readme import replace_between
 
-pytestmark = [
-    pytest.mark.processes,
-    pytest.mark.exclusive,  # start-up and search timings: beside other tests they measure them
-]
 METRICS = [key for key, _, _ in guard_report.METRICS]
 
 
@@ -32,6 +28,8 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.processes
+@pytest.mark.exclusive  # start-up and search timings: beside other tests they measure them
 def test_the_quick_guard_measures_both_trees_in_the_same_run(quick_report: dict[str, Any]) -> None:
     assert quick_report["schema"] == guard.SCHEMA and quick_report["run"] == "quick"
     baseline = quick_report["baseline"]
@@ -53,6 +51,8 @@ def test_the_quick_guard_measures_both_trees_in_the_same_run(quick_report: dict[
         assert len(rounds["small"]["router_call_ms"]) == quick_report["settings"]["calls"]
 
 
+@pytest.mark.processes
+@pytest.mark.exclusive
 def test_every_ratio_is_this_tree_over_the_baseline(quick_report: dict[str, Any]) -> None:
     entries = quick_report["ratios"]
     assert [e["metric"] for e in entries] == METRICS
@@ -71,6 +71,8 @@ def test_every_ratio_is_this_tree_over_the_baseline(quick_report: dict[str, Any]
     )
 
 
+@pytest.mark.processes
+@pytest.mark.exclusive
 def test_a_slower_tree_is_flagged_past_1_10_and_not_below(quick_report: dict[str, Any]) -> None:
     baseline = quick_report["trees"]["baseline"]
     slower = dict(baseline)
