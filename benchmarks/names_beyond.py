@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.provenance import head_commit
-from benchmarks.server_signal import people_set, public_set
+from benchmarks.server_signal import people_sets, public_set
 from benchmarks.suite.bootstrap import format_margin, paired_margin
 from benchmarks.suite.readme import replace_between
 from router.accounting.tokens import TokenCounter
@@ -107,7 +107,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     embedder = load_embedder(args.model, args.cache_dir)
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     counter = TokenCounter()
-    sets = {"peoples_requests": people_set()}
+    sets = people_sets()
     for name in ("msc_bench", "bfcl", "metatool"):
         sets[name] = public_set(args.data, name, args.per_half)
     cells: dict[str, Any] = {}

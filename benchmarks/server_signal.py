@@ -2,7 +2,7 @@
 
 `Ranking.server_bonus` lifts the tools of the servers nearest the request as wholes
 (`router.retrieval.server_signal`: each server the centroid of its tools' vectors, blended
-with what it says about itself where the catalog has it). This ranks the people's requests
+with what it says about itself where the catalog has it). This ranks both people's sets
 and the public sets (MSC-Bench, BFCL, MetaTool; at most `PER_HALF` requests a half) with the
 shipped model at each set's own size and with 20k distractors from the pools, for each
 weight of `WEIGHTS`. The weight is chosen on the dev halves (the best mean of top-1 and
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.peoples_requests.second import DATA as PEOPLE_2
 from benchmarks.peoples_requests.split import DATA as PEOPLE
 from benchmarks.provenance import head_commit
 from benchmarks.suite import data
@@ -53,16 +54,22 @@ K = 5
 FIGURES = ("top1", "hit@5")
 
 
-def people_set() -> tuple[data.QuerySet, dict[str, list[Query]]]:
-    """The people's requests as one set over their catalog, and their dev and test halves."""
+def people_set(folder: Path = PEOPLE) -> tuple[data.QuerySet, dict[str, list[Query]]]:
+    """A people's set (the first, or `PEOPLE_2`: issue 50's second) as one set over its
+    catalog, and its dev and test halves."""
     specs = tuple(
         data.spec_of(json.loads(line))
-        for line in (PEOPLE / "catalog.jsonl").read_text("utf-8").splitlines()
+        for line in (folder / "catalog.jsonl").read_text("utf-8").splitlines()
         if line.strip()
     )
-    halves = {split: load_queries(PEOPLE / f"{split}.jsonl")[0] for split in ("dev", "test")}
+    halves = {split: load_queries(folder / f"{split}.jsonl")[0] for split in ("dev", "test")}
     every = tuple(q for split in halves.values() for q in split)
-    return data.QuerySet("peoples_requests", specs, every, every, ()), halves
+    return data.QuerySet(folder.name, specs, every, every, ()), halves
+
+
+def people_sets() -> dict[str, tuple[data.QuerySet, dict[str, list[Query]]]]:
+    """Both people's sets, by name: `peoples_requests` and `peoples_requests_2`."""
+    return {folder.name: people_set(folder) for folder in (PEOPLE, PEOPLE_2)}
 
 
 def public_set(
@@ -112,7 +119,7 @@ def ranked_cells(
     `embedder` (at most `per_half` requests a public half)."""
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     pool = data.load_pool(args.data)
-    sets = {"peoples_requests": people_set()}
+    sets = people_sets()
     for name in ("msc_bench", "bfcl", "metatool"):
         sets[name] = public_set(args.data, name, per_half)
     for name, (query_set, halves) in sets.items():

@@ -66,7 +66,7 @@ class Retriever:
             self._dense = vectors  # None, or an index in a shared store
         else:
             self._dense = DenseIndex(vectors)
-        self._lexical = LexicalIndex([r.search_text for r in catalog.records])
+        self._lexical = LexicalIndex([r.search_text for r in catalog.records], ranking.bm25_b)
         self._names = NameMatcher(catalog.records)
         self._servers = ServerNames(catalog.servers)
         self._server_tools: dict[str, list[int]] = {}

@@ -95,6 +95,9 @@ class Ranking:
     usage_cap: float = 0.1
     """The most a usage lift adds, as a fraction of the best fused score: enough to reorder
     close candidates, never to pull a tool from deep in the list to the top."""
+    bm25_b: float = 0.75
+    """BM25's field-length normalisation (`router.retrieval.lexical.BM25_B`), read when the
+    retriever's lexical index is built (`Retriever.with_ranking` keeps the index it has)."""
 
 
 DEFAULT = Ranking()
