@@ -123,7 +123,7 @@ async def forwarded(
     with for_host(ctx.session.client_capabilities):
         answer = await task_request(upstream, method, own, _declared(ctx), params)
     answer.pop("_meta", None)  # the upstream's own (its `serverInfo`): the host's server is us
-    if answer.get("taskId") == own:
+    if "taskId" in answer:  # the upstream's own id never reaches the host
         answer["taskId"] = task_id
     ttl = answer.get("ttlMs")
     if "ttlMs" in answer and isinstance(life, int) and (not isinstance(ttl, int) or ttl > life):
