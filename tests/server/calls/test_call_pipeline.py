@@ -63,6 +63,22 @@ async def routed(user: User | None = None, **router: Any) -> AsyncIterator[tuple
             yield front, client
 
 
+@pytest.fixture(scope="module")
+async def shared() -> AsyncIterator[Front]:
+    """One front for the tests that leave its upstreams as they found them: none of them calls
+    a guarded tool, whose record of what ran the others read (each of those has its own)."""
+    async with http_front(config(SERVERS, policy={"confirm": ["guarded/delete_note"]})) as front:
+        yield front
+
+
+@asynccontextmanager
+async def client_of(front: Front) -> AsyncIterator[Client]:
+    """A host of its own on the shared front (a fresh session)."""
+    with anyio.fail_after(60):
+        async with streamable_client(front.mcp, mode="legacy") as client:
+            yield client
+
+
 async def ran(client: Client) -> list[str]:
     return first_text(await client.call_tool("guarded__ran", {})).splitlines()
 
@@ -73,8 +89,8 @@ def test_the_stages_are_the_ones_docs_architecture_lists_in_its_order() -> None:
     assert [stage.__name__ for stage in pipeline.STAGES] == documented == EVERY_STAGE
 
 
-async def test_a_call_passes_every_stage_in_order(passed: list[str]) -> None:
-    async with routed() as (_, client):
+async def test_a_call_passes_every_stage_in_order(passed: list[str], shared: Front) -> None:
+    async with client_of(shared) as client:
         result = await client.call_tool("shop__get_customer", {"customer_id": "c-001"})
 
     assert not result.is_error
@@ -83,8 +99,10 @@ async def test_a_call_passes_every_stage_in_order(passed: list[str]) -> None:
     assert passed == EVERY_STAGE
 
 
-async def test_resolve_refuses_an_unknown_name_before_anything_else(passed: list[str]) -> None:
-    async with routed() as (_, client):
+async def test_resolve_refuses_an_unknown_name_before_anything_else(
+    passed: list[str], shared: Front
+) -> None:
+    async with client_of(shared) as client:
         with pytest.raises(MCPError) as refused:
             await client.call_tool("shop__get_custmer", {"customer_id": "c-001"})
 
@@ -151,8 +169,9 @@ async def test_meter_ends_a_call_over_the_callers_quota_before_forward(
 
 async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_ends_the_call(
     passed: list[str],
+    shared: Front,
 ) -> None:
-    async with routed() as (_, client):
+    async with client_of(shared) as client:
         result = await client.call_tool("relay__block", {"tag": "pipeline"})
 
     assert result.is_error
@@ -163,8 +182,9 @@ async def test_forward_turns_an_upstream_that_hangs_into_an_error_result_that_en
 
 async def test_forward_passes_a_tool_s_own_error_on_and_the_call_goes_on(
     passed: list[str],
+    shared: Front,
 ) -> None:
-    async with routed() as (_, client):
+    async with client_of(shared) as client:
         result = await client.call_tool("shop__fail", {"reason": "out of stock"})
 
     assert result.is_error
@@ -174,8 +194,9 @@ async def test_forward_passes_a_tool_s_own_error_on_and_the_call_goes_on(
 
 async def test_limit_cuts_a_result_over_its_server_s_limit_and_keeps_the_rest(
     passed: list[str],
+    shared: Front,
 ) -> None:
-    async with routed() as (_, client):
+    async with client_of(shared) as client:
         result = await client.call_tool("shop__list_orders", {})
         meta = result.meta or {}
 
@@ -187,11 +208,11 @@ async def test_limit_cuts_a_result_over_its_server_s_limit_and_keeps_the_rest(
 
 
 async def test_learn_records_only_a_call_that_succeeded(
-    passed: list[str], monkeypatch: pytest.MonkeyPatch
+    passed: list[str], monkeypatch: pytest.MonkeyPatch, shared: Front
 ) -> None:
-    async with routed() as (front, client):
+    async with client_of(shared) as client:
         learned: list[str] = []
-        searcher = front.state.searcher
+        searcher = shared.state.searcher
         original = searcher.learn
 
         async def spy(connection: Any, record: Any) -> None:
