@@ -61,13 +61,20 @@ async def stdio_router(tmp_path: Path, **router: Any) -> AsyncIterator[RawRouter
         yield raw
 
 
-async def test_a_5_mib_text_result_is_cut_to_the_limit_over_stdio(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+async def router(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RawRouter]:
+    """One router with the default limits over stdio, for the tests that only read through
+    it (`large` keeps no state): each request's answer is its own line."""
+    async with stdio_router(tmp_path_factory.mktemp("limits")) as raw:
+        yield raw
+
+
+async def test_a_5_mib_text_result_is_cut_to_the_limit_over_stdio(router: RawRouter) -> None:
     text = {"name": "large__text", "arguments": {"size": 5 * MIB}}
-    async with stdio_router(tmp_path) as router:
-        with anyio.fail_after(60):
-            direct = await router.result("tools/call", text)
-            line = router.lines[-1]
-            routed = await router.result("tools/call", {"name": "call_tool", "arguments": text})
+    with anyio.fail_after(60):
+        direct = await router.result("tools/call", text)
+        line = router.lines[-1]
+        routed = await router.result("tools/call", {"name": "call_tool", "arguments": text})
 
     for result in (direct, routed):
         cut, total, limit = marker(result)
@@ -80,10 +87,9 @@ async def test_a_5_mib_text_result_is_cut_to_the_limit_over_stdio(tmp_path: Path
     assert len(line) < 200_000  # the answer the host read, down from 5 MiB
 
 
-async def test_a_large_image_is_replaced_by_a_note_over_stdio(tmp_path: Path) -> None:
-    async with stdio_router(tmp_path) as router:
-        with anyio.fail_after(60):
-            result = await router.call("large__image", {"size": 3_000_000})
+async def test_a_large_image_is_replaced_by_a_note_over_stdio(router: RawRouter) -> None:
+    with anyio.fail_after(60):
+        result = await router.call("large__image", {"size": 3_000_000})
 
     note, _ = result["content"]
     assert note == {
@@ -161,13 +167,12 @@ RESOURCE_MARKER = re.compile(
 )
 
 
-async def test_a_5_mib_resource_read_is_cut_to_the_limit_over_stdio(tmp_path: Path) -> None:
+async def test_a_5_mib_resource_read_is_cut_to_the_limit_over_stdio(router: RawRouter) -> None:
     uri = f"large://text/{5 * MIB}"
-    async with stdio_router(tmp_path) as router:
-        with anyio.fail_after(60):
-            read = await router.result("resources/read", {"uri": uri})
-            line = router.lines[-1]
-            small = await router.result("resources/read", {"uri": "large://text/100"})
+    with anyio.fail_after(60):
+        read = await router.result("resources/read", {"uri": uri})
+        line = router.lines[-1]
+        small = await router.result("resources/read", {"uri": "large://text/100"})
 
     text, marker = read["contents"]
     assert text["uri"] == uri and marker == {
@@ -186,15 +191,14 @@ async def test_a_5_mib_resource_read_is_cut_to_the_limit_over_stdio(tmp_path: Pa
     assert [len(c["text"]) for c in small["contents"]] == [100]  # within: as the upstream sent it
 
 
-async def test_a_huge_prompt_is_cut_to_the_servers_own_limit_over_stdio(tmp_path: Path) -> None:
-    async with stdio_router(tmp_path) as router:
-        with anyio.fail_after(60):
-            got = await router.result(
-                "prompts/get", {"name": "small__long", "arguments": {"size": str(2 * MIB)}}
-            )
-            whole = await router.result(
-                "prompts/get", {"name": "whole__long", "arguments": {"size": str(MIB)}}
-            )
+async def test_a_huge_prompt_is_cut_to_the_servers_own_limit_over_stdio(router: RawRouter) -> None:
+    with anyio.fail_after(60):
+        got = await router.result(
+            "prompts/get", {"name": "small__long", "arguments": {"size": str(2 * MIB)}}
+        )
+        whole = await router.result(
+            "prompts/get", {"name": "whole__long", "arguments": {"size": str(MIB)}}
+        )
 
     message, marker = got["messages"]
     assert message["role"] == marker["role"] == "user"
