@@ -271,10 +271,10 @@ class UpstreamPool:
             await upstream.wait_for(UpstreamState.STOPPED)
 
     def _mirror(self, era: HostEra) -> None:
-        """The host's era came after some upstreams connected: reconnect those that set
-        `protocol: auto` and came up in 2026-07-28 for a handshake-era host."""
+        """The host's first request came after some upstreams connected: reconnect those whose
+        live connection does not match it (`HostEra.stale`: its era, its extensions)."""
         for upstream in list(self._upstreams.values()):
-            if era.handshake and upstream.server.connect_mode == "auto" and upstream.speaks_modern:
+            if era.stale(upstream):
                 upstream.restart()
 
     @property

@@ -369,7 +369,7 @@ class Upstream:
         """One connection from spawn to its end; returns why it ended (None: idle)."""
         key = upstream_key(self.name, self.server)
         setting, remembered = self.server.connect_mode, self._memory.recall(key)
-        mode, mirrored = await mirrored_mode(self._era, setting, remembered, key)
+        mode, mirrored, extensions = await mirrored_mode(self._era, setting, remembered, key)
         ended = self._ended = anyio.Event()
         self._stderr.clear()  # this connection's own lines only
         self._lost = None
@@ -390,6 +390,7 @@ class Upstream:
             mode=mode,
             cache=None,  # the router caches listings itself; every re-list must be fresh
             client_info=CLIENT_INFO,
+            extensions=extensions or None,  # the one host's, at `initialize` (eras)
             message_handler=message_handler(self.name, self._watches, relisting),
             logging_callback=log_callback(self.name, self._host),
             # 2026-07-28 upstreams log only for requests that opt in: with a host to pass

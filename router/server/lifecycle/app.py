@@ -279,7 +279,7 @@ async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: Cal
     result = await call_next(ctx)
     state = ctx.lifespan_context
     if state.era is not None:
-        state.era.learn(ctx.session.protocol_version)
+        state.era.learn(ctx.session.protocol_version, ctx.session.client_capabilities, ctx.params)
     if ctx.method == "notifications/initialized" and state.relay.seen(ctx):
         await state.pool.roots_changed()
     return result

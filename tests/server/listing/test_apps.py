@@ -180,6 +180,41 @@ async def test_a_2026_host_with_the_extension_is_told_apart_per_request(tmp_path
     assert text_of(without) == "sales for Q1 as text: north 10, south 20"
 
 
+async def test_a_handshake_era_host_s_apps_reach_its_upstream_at_initialize(
+    tmp_path: Path,
+) -> None:
+    """A handshake-era upstream hears a client's capabilities only at `initialize`: with one
+    host (stdio) the router declares there what that host declared of MCP Apps, so charts'
+    tool renders for a host with apps and answers one without with text."""
+    config = configure(tmp_path)
+    async with host(config, apps=False) as client:
+        without = await client.call_tool("charts__sales_chart", {"quarter": "Q2"})
+    async with host(config) as client:  # charts, lazy now, connects for the call
+        with_apps = await client.call_tool("charts__sales_chart", {"quarter": "Q2"})
+
+    assert text_of(with_apps) == "sales chart for Q2: shown in the app"
+    assert text_of(without) == "sales for Q2 as text: north 10, south 20"
+
+
+async def test_a_2026_host_s_apps_reach_an_upstream_held_to_a_handshake_revision(
+    tmp_path: Path,
+) -> None:
+    """charts held to 2025-11-25 never gets per-request capabilities: its `initialize` carries
+    the 2026-07-28 host's declaration instead, learned from the host's first request (here its
+    `server/discover`; charts, lazy once its listing is cached, connects for the call)."""
+    config = write_config(
+        tmp_path, {"charts": script("charts", protocol="2025-11-25"), "maps": script("maps")}
+    )
+    async with host(config, apps=False, mode="auto") as client:
+        without = await client.call_tool("charts__sales_chart", {"quarter": "Q3"})
+    async with host(config, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        with_apps = await client.call_tool("charts__sales_chart", {"quarter": "Q3"})
+
+    assert text_of(with_apps) == "sales chart for Q3: shown in the app"
+    assert text_of(without) == "sales for Q3 as text: north 10, south 20"
+
+
 async def test_the_router_advertises_the_apps_extension_and_no_other(tmp_path: Path) -> None:
     """In `server/discover` (2026-07-28); the SDK sends no extensions on the handshake
     revisions, where a host finds the apps through the tools' `_meta.ui` alone."""
