@@ -52,8 +52,9 @@ def normalise(text: str) -> str:
 
 BM25_B = 0.75
 """BM25's field-length normalisation (Lucene's, bm25s's default): 0 leaves a long text's
-term counts as they are, 1 divides them fully by its length relative to the mean. Measured
-against 0.9 and 1 on the people's sets and public sets (`benchmarks.length_bias`)."""
+term counts as they are, 1 divides them fully by its length relative to the mean. 0.9 and
+1 gained nothing on the dev halves of the people's sets and public sets
+(`benchmarks.length_bias`)."""
 
 
 class LexicalIndex:

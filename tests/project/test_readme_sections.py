@@ -15,6 +15,7 @@ from benchmarks import (
     eval_sets,
     forwarding_latency,
     lazy_start,
+    length_bias,
     listing_tokens,
     model_experiment,
     model_tables,
@@ -165,6 +166,13 @@ def test_the_default_names_after_k_is_the_one_measured() -> None:
     report = _result("names-beyond.json")
     assert report["summary"]["chosen"] == DEFAULT_NAMES_AFTER_K
     assert report["line_chars"] == DEFAULT_NAME_LINE_CHARS
+
+
+def test_length_bias_section_is_its_result_rendered() -> None:
+    report = _result("length-bias.json")
+    assert report["summary"] == length_bias.summarise(report)  # the choice is the figures'
+    body = length_bias.markdown(report)
+    assert _in_sync(length_bias.README, length_bias.START, length_bias.END, body)
 
 
 def test_server_signal_section_is_its_result_rendered() -> None:
