@@ -46,7 +46,15 @@ FAST = {"max_seconds": 2, "max_memory_mb": 32, "max_tool_calls": 5}
 
 
 @asynccontextmanager
-async def routed(
+async def routed(tmp_path: Path, **options: Any) -> AsyncIterator[Client]:
+    """`serving`, bounded: a test's own router and client."""
+    with anyio.fail_after(60):
+        async with serving(tmp_path, **options) as client:
+            yield client
+
+
+@asynccontextmanager
+async def serving(
     tmp_path: Path,
     *,
     era: str = "legacy",
@@ -61,19 +69,28 @@ async def routed(
     if user is not None:
         options["elicitation_callback"] = user.elicitation
     servers = servers or SERVERS
-    with anyio.fail_after(60):
-        if transport == "http":
-            cfg = config(servers, mode="code", cache_dir=str(tmp_path / "cache"), **router)
-            async with (
-                http_front(cfg) as front,
-                streamable_client(front.mcp, **options) as client,
-            ):
-                yield client
-            return
-        parameters = router_parameters(write_config(tmp_path, servers, mode="code", **router))
-        async with Client(parameters, **options) as client:
-            assert client.protocol_version == ERAS[era]
+    if transport == "http":
+        cfg = config(servers, mode="code", cache_dir=str(tmp_path / "cache"), **router)
+        async with (
+            http_front(cfg) as front,
+            streamable_client(front.mcp, **options) as client,
+        ):
             yield client
+        return
+    parameters = router_parameters(write_config(tmp_path, servers, mode="code", **router))
+    async with Client(parameters, **options) as client:
+        assert client.protocol_version == ERAS[era]
+        yield client
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+async def shop_client(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Client]:
+    """One default code-mode router and client per transport, for the programs that only
+    read from the shop (no policy, nothing the upstreams record is read)."""
+    async with serving(tmp_path_factory.mktemp("code-mode"), transport=request.param) as client:
+        yield client
 
 
 async def run(client: Client, code: str) -> types.CallToolResult:
@@ -158,9 +175,8 @@ def test_the_model_reads_what_was_printed_then_the_value() -> None:
 # -- programs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_program_calls_two_tools_and_its_last_expression_is_the_result(
-    tmp_path: Path, transport: str
+    shop_client: Client,
 ) -> None:
     code = (
         "overdue = await call_tool('shop__list_orders', {'status': 'overdue'})\n"
@@ -169,9 +185,9 @@ async def test_a_program_calls_two_tools_and_its_last_expression_is_the_result(
         "print('orders:', overdue['count'])\n"
         "{'order': top['id'], 'email': customer['email']}"
     )
-    async with routed(tmp_path, transport=transport) as client:
-        result = await run(client, code)
-        direct = await client.call_tool("shop__list_orders", {"status": "overdue"})
+    with anyio.fail_after(60):
+        result = await run(shop_client, code)
+        direct = await shop_client.call_tool("shop__list_orders", {"status": "overdue"})
 
     assert not result.is_error, first_text(result)
     printed, value = first_text(result).split("\n", 1)
@@ -185,8 +201,11 @@ async def test_a_program_calls_two_tools_and_its_last_expression_is_the_result(
     }
 
 
-async def test_an_error_result_raises_in_the_program_which_may_catch_it(tmp_path: Path) -> None:
-    async with routed(tmp_path) as client:
+async def test_an_error_result_raises_in_the_program_which_may_catch_it(
+    shop_client: Client,
+) -> None:
+    client = shop_client
+    with anyio.fail_after(60):
         uncaught = await run(client, "await call_tool('shop__fail', {'reason': 'because'})")
         caught = await run(
             client,
@@ -208,10 +227,11 @@ async def test_an_error_result_raises_in_the_program_which_may_catch_it(tmp_path
     assert "ValueError:" in first_text(invalid) and "customer_id" in first_text(invalid)
 
 
-async def test_a_program_searches_for_more_tools(tmp_path: Path) -> None:
-    async with routed(tmp_path) as client:
+async def test_a_program_searches_for_more_tools(shop_client: Client) -> None:
+    with anyio.fail_after(60):
         result = await run(
-            client, "found = await search_tools('refund an order', 3)\n[t['name'] for t in found]"
+            shop_client,
+            "found = await search_tools('refund an order', 3)\n[t['name'] for t in found]",
         )
     assert "shop__refund_order" in json.loads(first_text(result))
 
