@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from router import __version__
 from router.cli.progress import without_bars
 from router.core.errors import RouterError, ServeError, StoreError, UpstreamError
+from router.core.memory import importing
 
 LOG_FORMATS = ("text", "json")
 SIGPIPE_EXIT = 141
@@ -175,7 +176,8 @@ def configure_logging(verbose: bool, log_format: str = "text") -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    with importing():  # the command's module, imported as it is chosen
+        args = parser.parse_args(argv)
     configure_logging(args.verbose, args.log_format)
     try:
         code: int = args.handler(args)

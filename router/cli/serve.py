@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from router.cli import serve_http
 from router.config import RouterConfig, StoreSettings, load_config
 from router.core.errors import ConfigError
-from router.core.memory import tune_malloc_for_serving
+from router.core.memory import importing, tune_malloc_for_serving
 from router.embedding.base import Embedder
 
 logger = logging.getLogger(__name__)
@@ -50,24 +50,28 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     tune_malloc_for_serving()  # a long-lived server: keep its heap compact (router.core.memory)
-    config = with_store(load_config(args.config), args.store)
-    if config.router.store is not None:
-        check_store(config)
-    if "code" in config.modes:  # a missing sandbox is named before anything starts
-        from router.code_mode.sandbox import require_sandbox
+    with importing():  # the config and the server's modules: no collector passes as they load
+        config = with_store(load_config(args.config), args.store)
+        if config.router.store is not None:
+            check_store(config)
+        if "code" in config.modes:  # a missing sandbox is named before anything starts
+            from router.code_mode.sandbox import require_sandbox
 
-        require_sandbox()
-    from router.core.tracing import configure_from_env
+            require_sandbox()
+        from router.core.tracing import configure_from_env
 
-    configure_from_env()  # OTEL_TRACES_EXPORTER, with the otel extra (router.core.tracing)
+        configure_from_env()  # OTEL_TRACES_EXPORTER, with the otel extra (router.core.tracing)
+        endpoint = getattr(args, "endpoint", None)
+        if endpoint is not None:
+            check_endpoint(config, endpoint, http=args.http)
+        if not args.http:
+            from router.server.lifecycle.app import load_default_embedder
+            from router.server.lifecycle.stdio import serve_stdio
 
     def read_config() -> RouterConfig:
         """The file again, as it is now, with the same flags (applied while serving)."""
         return with_store(load_config(args.config), args.store)
 
-    endpoint = getattr(args, "endpoint", None)
-    if endpoint is not None:
-        check_endpoint(config, endpoint, http=args.http)
     if args.http:
         from router.server.lifecycle.app import load_default_embedder as load_model
 
@@ -77,9 +81,6 @@ def run(args: argparse.Namespace) -> int:
         return serve_http.run(args, config, load, read_config)
     servers = ", ".join(config.enabled_servers()) or "none"
     logger.info("mcp-router serving on stdio (JSON-RPC on stdin/stdout); upstreams: %s", servers)
-    from router.server.lifecycle.app import load_default_embedder
-    from router.server.lifecycle.stdio import serve_stdio
-
     embedder = None if args.bm25_only else load_default_embedder(config)
     if endpoint is not None:
         from router.server.access.endpoint import enter_endpoint

@@ -7,6 +7,7 @@ audit and code mode are imported."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import anyio
 import pytest
 
 from router.cli.main import COMMANDS
+from router.server.lifecycle.on_request import ON_REQUEST
 from tests.support.serving import ROOT, raw_router, write_config
 
 pytestmark = pytest.mark.processes
@@ -79,3 +81,47 @@ async def test_audit_and_code_mode_are_imported_when_configured(tmp_path: Path) 
     modules = await modules_after_a_search(config)
     assert imported(modules, "router.audit")
     assert imported(modules, "router.server.code_mode")
+
+
+async def test_the_start_up_imports_are_frozen_and_the_collector_runs_after(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, {"count": counting(tmp_path)})
+    await modules_after_a_search(config)
+    collector = json.loads((tmp_path / "modules.gc").read_text(encoding="utf-8"))
+    assert collector["enabled"] is True  # disabled only while the server's modules load
+    assert collector["frozen"] > 0  # what they made is out of the collector's passes
+
+
+UNTIL_ANSWERED = """
+import json, sys
+import anyio
+from router.config import load_config
+from router.server.lifecycle.app import build_server, router_state
+import router.server.lifecycle.stdio
+
+config = load_config(sys.argv[1])
+
+async def main() -> None:
+    build_server(config, None)
+    async with router_state(config, None, one_host=True):
+        await anyio.sleep(0)  # the lifespan's tasks have started; no request has come
+        print(json.dumps(sorted(sys.modules)))
+
+anyio.run(main)
+"""
+
+
+async def test_a_serving_router_imports_its_request_handlers_only_once_a_request_is_answered(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, {"count": counting(tmp_path)})
+    done = await anyio.run_process(
+        [sys.executable, "-c", UNTIL_ANSWERED, str(config)], cwd=ROOT, check=True
+    )
+    modules = set(json.loads(done.stdout))
+    assert "router.server.lifecycle.state" in modules  # serving: the state is built
+    waiting = [*ON_REQUEST, "router.retrieval.retriever", "bm25s"]
+    assert [m for m in waiting if imported(modules, m)] == []
+    after_a_search = await modules_after_a_search(config)
+    assert [m for m in waiting if not imported(after_a_search, m)] == []

@@ -32,18 +32,26 @@ from router.retrieval.types import DEFAULT, STEP_WEIGHT
 from router.retrieval.usage import USAGE_FILE
 from router.retrieval.usage_scopes import UsageScopes
 from router.server.access.authorization import authorize, visible_upstreams
-from router.server.calls import audit, dispatch, passage
+from router.server.calls import audit
 from router.server.calls.approval import Approvals
 from router.server.calls.held_calls import HeldCalls
 from router.server.calls.relay import HostRelay
 from router.server.lifecycle.errors import errors_as_mcp
 from router.server.lifecycle.instructions import tell_instructions
 from router.server.lifecycle.observe import count_requests
+from router.server.lifecycle.on_request import (
+    AGGREGATE,
+    DISPATCH,
+    LISTING,
+    answered,
+    on_request,
+    warm_up,
+)
 from router.server.lifecycle.readiness import Readiness
 from router.server.lifecycle.reload import ConfigReload
 from router.server.lifecycle.settings import Settings
 from router.server.lifecycle.state import RouterState
-from router.server.listing import aggregate, apps, tools_list
+from router.server.listing import apps
 from router.server.listing.door import INSTRUCTIONS
 from router.server.listing.index import LiveIndex
 from router.server.listing.passthrough import every_tool, listing_key, records_key
@@ -196,6 +204,7 @@ async def _router_state(
             state.quotas.shared = store.quota_buckets()  # None: each replica counts its own
             rerank = cache_dir if settings.rerank and embedder else None
             task_group.start_soon(_load_model, embedder, state, usage_dir, rerank)
+            task_group.start_soon(warm_up, state)
             task_group.start_soon(listen.run, changes)
             await task_group.start(state.held.run)
             await task_group.start(state.tasks.run)
@@ -263,14 +272,6 @@ async def _load_model(
     finally:
         state.readiness.model_ready.set()
         state.changes.notify()
-    await anyio.to_thread.run_sync(_import_request_modules)
-
-
-def _import_request_modules() -> None:
-    """Import what searches use, off the event loop: the server started without it so that
-    `initialize` is answered at once (benchmarks/results/startup.json). jsonschema waits for
-    the first call that is validated (`router.server.calls.validation`)."""
-    import router.retrieval.retriever  # noqa: F401
 
 
 async def _note_host(ctx: ServerRequestContext[RouterState, Any], call_next: CallNext) -> Any:
@@ -293,6 +294,8 @@ async def _listen(
     A stream hears updates only of resources the caller may see: the others are dropped from
     its request, as unknown URIs are. Each watch it starts is metered and audited as a
     `resources/subscribe` (`router.server.calls.passage`)."""
+    from router.server.calls import passage  # imported by then (`on_request.ON_REQUEST`)
+
     listen = ctx.lifespan_context.listen
     assert listen is not None  # every router state has its streams
     visible = visible_upstreams(ctx.lifespan_context.pool.upstreams)
@@ -349,33 +352,38 @@ def build_server(
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        on_list_tools=tools_list.list_tools,
-        on_list_resources=aggregate.list_resources,
-        on_list_resource_templates=aggregate.list_resource_templates,
-        on_read_resource=errors_as_mcp(aggregate.read_resource),
-        on_list_prompts=aggregate.list_prompts,
-        on_get_prompt=errors_as_mcp(aggregate.get_prompt),
-        on_completion=errors_as_mcp(aggregate.complete),
-        on_subscribe_resource=errors_as_mcp(aggregate.subscribe),
+        on_list_tools=on_request(LISTING, "list_tools"),
+        on_list_resources=on_request(AGGREGATE, "list_resources"),
+        on_list_resource_templates=on_request(AGGREGATE, "list_resource_templates"),
+        on_read_resource=errors_as_mcp(on_request(AGGREGATE, "read_resource")),
+        on_list_prompts=on_request(AGGREGATE, "list_prompts"),
+        on_get_prompt=errors_as_mcp(on_request(AGGREGATE, "get_prompt")),
+        on_completion=errors_as_mcp(on_request(AGGREGATE, "complete")),
+        on_subscribe_resource=errors_as_mcp(on_request(AGGREGATE, "subscribe")),
         on_subscriptions_listen=errors_as_mcp(_listen),
-        on_unsubscribe_resource=errors_as_mcp(aggregate.unsubscribe),
+        on_unsubscribe_resource=errors_as_mcp(on_request(AGGREGATE, "unsubscribe")),
     )
     # Roots are deprecated from 2026-07-28 on (the constructor argument warns), but hosts on
     # the handshake revisions still announce changes, and upstreams should hear them.
     server.add_notification_handler(
         "notifications/roots/list_changed", NotificationParams, _roots_changed
     )
+    server.middleware.append(answered)  # then the handlers' modules load (`warm_up`)
     server.middleware.append(_note_host)
     server.middleware.append(count_requests)  # requests by surface and method (/metrics)
     # The one door: a method without a rule is refused; every other runs with its Access.
     server.middleware.append(authorize)
-    server.add_request_handler("tools/call", types.CallToolRequestParams, dispatch.call_tool)
+    server.add_request_handler(
+        "tools/call", types.CallToolRequestParams, on_request(DISPATCH, "call_tool")
+    )
     serve_tasks(server)  # the tasks extension: advertised, its methods served
     server.middleware.append(tell_instructions)  # what the caller may see is behind the door
     # By method: the constructor's `on_set_logging_level` warns that logging is deprecated at
     # 2026-07-28; the handshake revisions have it.
     server.add_request_handler(
-        "logging/setLevel", types.SetLevelRequestParams, aggregate.set_logging_level
+        "logging/setLevel",
+        types.SetLevelRequestParams,
+        on_request(AGGREGATE, "set_logging_level"),
     )
     # `notifications/tools/list_changed` in every mode: dynamic mode announces each
     # session's new tools, pass-through mode every change of the catalog, and the default

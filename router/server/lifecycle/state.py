@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import anyio
 from mcp.server.connection import Connection
 
 from router.approvals.sealing import Sealer
@@ -102,6 +103,9 @@ class RouterState:
     """Each principal's use against `router.quotas`, across reloads (this process's)."""
     door: Door = field(default_factory=Door)
     """The servers behind the router, as the instructions and `search_tools` name them."""
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the first request is answered: then what the other requests need is imported
+    (`router.server.lifecycle.app`), not before `initialize` is."""
     searcher: Searcher = field(init=False)
     names: ToolNames = field(init=False)
     _pinned: dict[tuple[int, tuple[str, ...]], tuple[ToolRecord, ...]] = field(
