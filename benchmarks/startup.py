@@ -7,10 +7,11 @@ upstream, from process start to the `initialize` answer and to the first search'
 CPU time (user + system, every thread: /proc/PID/task/*/schedstat) rather than wall time:
 on a shared machine the wall clock measures the neighbours. Each run starts the router
 through `benchmarks/startup_probe.py`, which marks the stages in the process's own CPU time
-(`time.process_time`): the interpreter, the CLI's imports, the config, the imports `serve`
-makes before serving, the store (opened in a worker thread: that thread's time), then
-serving until `initialize` is answered, and on to the first search's answer. At the answer
-the parent sends SIGUSR1 and the probe writes the stages and the modules imported so far.
+(`time.process_time`): the interpreter, the CLI's imports, the command's (`serve`'s module,
+imported as it is chosen), the config, the imports `serve` makes before serving, the store
+(opened in a worker thread: that thread's time), then serving until `initialize` is
+answered, and on to the first search's answer. At the answer the parent sends SIGUSR1 and
+the probe writes the stages and the modules imported so far.
 A plain SDK server (the low-level `Server` on stdio, nothing else) is the floor, run in the
 same rounds, as are the trees given with `--baseline`. Figures are medians of the runs.
 The imports by package are from `python -X importtime` of the modules `serve` imports:
