@@ -36,16 +36,44 @@ def text(result: dict[str, Any]) -> str:
     return value
 
 
-async def test_a_search_sent_at_once_after_initialize_finds_the_right_tool(
-    installed: Installed, tmp_path: Path
-) -> None:
-    """Six real upstreams, a cold embedding cache, the real model: no polling."""
-    config = write_config(tmp_path, example_servers(installed, tmp_path))
+@pytest.fixture(scope="module")
+async def at_once(
+    installed: Installed, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any]]:
+    """Six real upstreams, a cold embedding cache, the real model: a search and two calls
+    (one by name, one through `call_tool`) sent together at once after `initialize`, nothing
+    waited for in between, and no polling. Their results, by request."""
+    scratch = tmp_path_factory.mktemp("at-once")
+    config = write_config(scratch, example_servers(installed, scratch))
+    requests = {
+        "search": ("search_tools", {"query": TOKYO}),
+        "now": ("time__get_current_time", {"timezone": "Asia/Tokyo"}),
+        "via_meta": ("call_tool", {"name": "memory__read_graph", "arguments": {}}),
+    }
+    ids = {key: 10 + index for index, key in enumerate(requests)}
+    results: dict[str, dict[str, Any]] = {}
     async with raw_router(config, bm25_only=False) as router:
         with anyio.fail_after(90):
             await router.initialize()
-            found = await router.call("search_tools", {"query": TOKYO})
+            for key, (name, arguments) in requests.items():
+                params = {"name": name, "arguments": arguments}
+                await router.send(
+                    {"jsonrpc": "2.0", "id": ids[key], "method": "tools/call", "params": params}
+                )
+            waiting = {number: key for key, number in ids.items()}
+            while waiting:  # in whatever order the router answers
+                message = await router.receive()
+                if "method" not in message and message.get("id") in waiting:
+                    assert "result" in message, message
+                    results[waiting.pop(message["id"])] = message["result"]
             await router.finish()
+    return results
+
+
+async def test_a_search_sent_at_once_after_initialize_finds_the_right_tool(
+    at_once: dict[str, dict[str, Any]],
+) -> None:
+    found = at_once["search"]
     assert names(found)[0] == "time__get_current_time"
     assert pending_upstreams(text(found)) == set()
     assert found["structuredContent"]["starting"] == [] == found["structuredContent"]["down"]
@@ -53,17 +81,9 @@ async def test_a_search_sent_at_once_after_initialize_finds_the_right_tool(
 
 
 async def test_a_call_sent_at_once_after_initialize_waits_for_its_upstream(
-    installed: Installed, tmp_path: Path
+    at_once: dict[str, dict[str, Any]],
 ) -> None:
-    config = write_config(tmp_path, example_servers(installed, tmp_path))
-    async with raw_router(config, bm25_only=False) as router:
-        with anyio.fail_after(90):
-            await router.initialize()
-            now = await router.call("time__get_current_time", {"timezone": "Asia/Tokyo"})
-            via_meta = await router.call(
-                "call_tool", {"name": "memory__read_graph", "arguments": {}}
-            )
-            await router.finish()
+    now, via_meta = at_once["now"], at_once["via_meta"]
     assert now["isError"] is False and "Asia/Tokyo" in text(now)
     assert via_meta["isError"] is False
 
