@@ -48,6 +48,7 @@ __all__ = [
     "PersonalSettings",
     "SecretsKey",
     "check_user_values",
+    "is_personal",
     "user_value_names",
     "with_user_values",
 ]
@@ -101,6 +102,13 @@ def user_value_names(server: StdioServer | RemoteServer) -> tuple[str, ...]:
     """The names of the values each principal enters for `server`, sorted; () for none."""
     found = {m.group(1) for v in _places(server).values() for m in USER_VALUE.finditer(v)}
     return tuple(sorted(found))
+
+
+def is_personal(server: StdioServer | RemoteServer) -> bool:
+    """Whether each principal reaches `server` on a connection of its own: a sign-in per
+    user, token exchange (`oauth.perUser`), or per-user values (`${user:NAME}`)."""
+    oauth = server.oauth if isinstance(server, RemoteServer) else None
+    return (oauth is not None and oauth.personal) or bool(user_value_names(server))
 
 
 def with_user_values(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import anyio
 import anyio.abc
@@ -23,6 +23,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from router.config import RemoteServer, RouterConfig, StdioServer
 from router.config.diff import ConfigDiff
+from router.config.personal import is_personal
 from router.core.catalog import ToolSpec
 from router.core.errors import UpstreamUnavailable
 from router.embedding.cache import default_cache_dir
@@ -36,11 +37,13 @@ from router.upstream.connection.rounds import call_tool_round, get_prompt_round,
 from router.upstream.connection.twins import HandshakeTwins
 from router.upstream.listing.cache import CachedListing, ListingCache
 from router.upstream.listing.filtering import ToolFilter
-from router.upstream.personal.accounts import PersonalAccounts
-from router.upstream.personal.building import PersonalBuilder
-from router.upstream.personal.pending import PendingSignIns
+from router.upstream.per_user import PerUser
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.upstream import StatusChanged, ToolsChanged, Upstream
+
+if TYPE_CHECKING:  # per-user upstreams' modules: loaded on first need (`PerUser`)
+    from router.upstream.personal.accounts import PersonalAccounts
+    from router.upstream.personal.pending import PendingSignIns
 
 PROTOCOL_MEMORY_FILE = "upstream-protocols.json"
 STOP_WAIT = 10.0
@@ -92,8 +95,7 @@ class UpstreamPool:
         self._listings = listings
         self._credentials = credentials
         self._eager = eager
-        self.sign_ins = sign_ins or PendingSignIns(credentials)
-        self._personal = PersonalBuilder(self.sign_ins, credentials)
+        self._per_user = PerUser(credentials, sign_ins)
         self._upstreams: dict[str, Upstream] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
         self._stopping: dict[str, Upstream] = {}
@@ -116,6 +118,11 @@ class UpstreamPool:
             )
 
         self._twins = HandshakeTwins(twin_of, enabled=era is None)
+
+    @property
+    def sign_ins(self) -> PendingSignIns:
+        """Per-user sign-ins waiting for the front's callback (`router.upstream.personal`)."""
+        return self._per_user.sign_ins
 
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
@@ -154,12 +161,12 @@ class UpstreamPool:
         def read() -> dict[str, CachedListing | None]:
             assert listings is not None
             for n in names:
-                if self._personal.applies(servers[n]):
+                if is_personal(servers[n]):
                     listings.forget(n)  # a principal's own, kept in clear by older versions
             return {
                 n: listings.load(n, servers[n])
                 for n in names
-                if start[n] != "eager" and not self._personal.applies(servers[n])
+                if start[n] != "eager" and not is_personal(servers[n])
             }
 
         cached = await anyio.to_thread.run_sync(read) if listings is not None else {}
@@ -181,21 +188,15 @@ class UpstreamPool:
         cached: CachedListing | None,
     ) -> Upstream:
         credentials_dir = config.router.cache_dir or default_cache_dir()
-        if self._personal.applies(server):
+        if is_personal(server):
             options = {
                 "timeouts": config.timeouts_for(name),
                 "tool_filter": ToolFilter.for_server(config, name),
                 **{"memory": self._memory, "backoff": self._backoff, "host": self._host},
                 **{"era": self._era, "listings": self._listings},
             }
-            return self._personal.build(
-                config,
-                name,
-                server,
-                options,
-                on_tools=self._on_tools_changed,
-                on_status_changed=self._on_status_changed,
-            )
+            hooks = (self._on_tools_changed, self._on_status_changed)
+            return self._per_user.build(config, name, server, options, hooks)
         return Upstream(
             name,
             server,
@@ -295,7 +296,7 @@ class UpstreamPool:
 
     def accounts(self) -> PersonalAccounts:
         """Principals' standing with the per-user upstreams (`router.upstream.personal`)."""
-        return PersonalAccounts(self._config, self._credentials)
+        return self._per_user.accounts(self._config)
 
     def statuses(self) -> dict[str, UpstreamStatus]:
         return {name: upstream.status for name, upstream in self._upstreams.items()}

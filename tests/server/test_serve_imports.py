@@ -40,6 +40,18 @@ UNCONFIGURED = (
 )
 """Packages a router on one stdio upstream, BM25 only, must not import to answer a search."""
 
+NEVER_BUILT = (
+    "router.upstream.personal.building",
+    "router.upstream.personal.pending",
+    "router.upstream.personal.accounts",
+    "router.upstream.personal.upstream",
+    "router.shaping",
+)
+"""What a router with no per-user upstream, endpoint or tool transform never imports."""
+NOT_BUILT = (*NEVER_BUILT, "router.policy.quotas")
+"""What it has not imported before a request comes: the quotas' book is made by a metered
+call (their module loads with the call pipeline's, after the first answer)."""
+
 
 def counting(tmp_path: Path) -> dict[str, Any]:
     """The smallest stdio upstream: one tool, no SDK."""
@@ -69,6 +81,7 @@ async def test_a_router_with_nothing_configured_imports_no_feature(tmp_path: Pat
     modules = await modules_after_a_search(config)
     assert "router.server.lifecycle.app" in modules  # the launcher saw the server run
     assert [p for p in UNCONFIGURED if imported(modules, p)] == []
+    assert [p for p in NEVER_BUILT if imported(modules, p)] == []
 
 
 async def test_audit_and_code_mode_are_imported_when_configured(tmp_path: Path) -> None:
@@ -123,5 +136,6 @@ async def test_a_serving_router_imports_its_request_handlers_only_once_a_request
     assert "router.server.lifecycle.state" in modules  # serving: the state is built
     waiting = [*ON_REQUEST, "router.retrieval.retriever", "bm25s"]
     assert [m for m in waiting if imported(modules, m)] == []
+    assert [m for m in NOT_BUILT if imported(modules, m)] == []
     after_a_search = await modules_after_a_search(config)
     assert [m for m in waiting if not imported(after_a_search, m)] == []

@@ -17,6 +17,7 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
@@ -26,8 +27,10 @@ from router.policy.profiles import EVERYTHING, OperatorRule, Principal, Profiles
 from router.policy.rules import ToolPolicy
 from router.server.access.endpoint import requested_endpoint
 from router.server.listing.index import Snapshot
-from router.shaping.endpoints import EndpointFilter, endpoint_filters
 from router.upstream.personal.own_tools import OwnTools
+
+if TYPE_CHECKING:  # loaded when `router.endpoints` names some
+    from router.shaping.endpoints import EndpointFilter
 
 MAX_VIEWS = 64
 MAX_GROUPS = 256
@@ -87,7 +90,7 @@ class Visibility:
             oauth.groups_claim if oauth else "groups",
             operators=OperatorRule(config.router.operators),
             identities=oauth is not None,
-            endpoints=endpoint_filters(config),
+            endpoints=_endpoint_filters(config),
             policy=ToolPolicy.from_config(config),
         )
 
@@ -173,3 +176,12 @@ class Visibility:
             while len(self._hidden) > MAX_VIEWS:
                 self._hidden.popitem(last=False)
         return found
+
+
+def _endpoint_filters(config: RouterConfig) -> Mapping[str, EndpointFilter]:
+    """`router.endpoints`' filters; `router.shaping` is imported only when there are some."""
+    if not config.router.endpoints:
+        return {}
+    from router.shaping.endpoints import endpoint_filters
+
+    return endpoint_filters(config)

@@ -52,7 +52,6 @@ from router.core.errors import (
 from router.core.redaction import redact
 from router.server.access.authorization import current_access
 from router.server.calls.call import Answer, ToolCall
-from router.server.calls.stages.meter import QUOTA_META
 from router.server.lifecycle.requests import Context, connection, is_modern
 
 if TYPE_CHECKING:  # router.audit is imported only when router.audit is configured
@@ -279,6 +278,8 @@ def raised(exc: AuditUnavailable) -> NoReturn:
 def result_outcome(answer: Any) -> str:
     """A tool result's outcome: `held` (a question), `error` (`isError`), else `ran`."""
     if isinstance(answer, types.CallToolResult) and answer.is_error:
+        from router.server.calls.stages.meter import QUOTA_META  # quotas' modules: on use
+
         return "over-quota" if QUOTA_META in (answer.meta or {}) else "error"
     return held_or_ran(answer)
 

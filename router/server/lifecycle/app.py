@@ -201,7 +201,7 @@ async def _router_state(
                 state.code = CodeRuns.from_config(config, sealer)
             if state.audit is not None:
                 state.audit.on_write = state.metrics.audit_written
-            state.quotas.shared = store.quota_buckets()  # None: each replica counts its own
+            state.quota_buckets = store.quota_buckets()  # None: each replica counts its own
             rerank = cache_dir if settings.rerank and embedder else None
             task_group.start_soon(_load_model, embedder, state, usage_dir, rerank)
             task_group.start_soon(warm_up, state)

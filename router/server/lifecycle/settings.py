@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from router.config import DEFAULT_RESULT_TOKENS, RouterConfig, name_rules
 from router.config.defaults import (
@@ -33,8 +33,9 @@ from router.core.naming import NameRules
 from router.policy.profiles import EVERYTHING, Principal, View
 from router.policy.rules import Ruling, ToolPolicy, Verdict
 from router.server.access.visibility import Visibility
-from router.shaping.endpoints import endpoint_policy
-from router.shaping.transforms import Transforms
+
+if TYPE_CHECKING:  # loaded when a server entry has a `tools` section
+    from router.shaping.transforms import Transforms
 
 Mode = Literal["search", "dynamic", "all", "code"]
 
@@ -66,8 +67,8 @@ class Settings:
     """`router.limits.result_tokens`: the limit of a server not (or no longer) configured."""
     quotas: Mapping[str, Quota] = field(default_factory=dict)
     """`router.quotas`, by profile name (`router.server.calls.stages.meter`)."""
-    transforms: Transforms = field(default_factory=lambda: Transforms({}))
-    """The server entries' `tools` sections (`router.shaping.transforms`)."""
+    transforms: Transforms | None = None
+    """The server entries' `tools` sections (`router.shaping.transforms`); None for none."""
     endpoint: str | None = None
     """The endpoint (`router.endpoints`) these settings are of; None: the router's own."""
     endpoints: Mapping[str, Settings] = field(default_factory=dict)
@@ -90,12 +91,16 @@ class Settings:
             result_tokens={name: config.result_tokens_for(name) for name in config.servers},
             default_result_tokens=router.limits.result_tokens,
             quotas=dict(router.quotas),
-            transforms=Transforms.from_config(config),
+            transforms=_transforms(config),
         )
 
     @classmethod
     def from_config(cls, config: RouterConfig) -> Settings:
         base = cls._own(config)
+        if not config.router.endpoints:
+            return base
+        from router.shaping.endpoints import endpoint_policy  # configured endpoints only
+
         endpoints = {
             name: dataclasses.replace(
                 base,
@@ -113,6 +118,15 @@ class Settings:
         """A server's result limit in tokens, 0 for none; a server a reload removed while
         its call was in flight gets the router-wide one."""
         return self.result_tokens.get(server, self.default_result_tokens)
+
+
+def _transforms(config: RouterConfig) -> Transforms | None:
+    """The servers' `tools` sections (`router.shaping.transforms`), or None without any."""
+    if not any(entry.tools for entry in config.servers.values()):
+        return None
+    from router.shaping.transforms import Transforms
+
+    return Transforms.from_config(config)
 
 
 def served(started: RouterConfig, new: RouterConfig) -> RouterConfig:

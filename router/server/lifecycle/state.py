@@ -10,6 +10,7 @@ applied while serving replaces whole, in one assignment: nothing here copies a s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -23,7 +24,6 @@ from router.core.changes import Changes
 from router.core.meta_tools import meta_tool_records
 from router.core.tool_patterns import resolve_pins
 from router.policy.profiles import View
-from router.policy.quotas import QuotaBook
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import ScoredTool
 from router.server.access.endpoint import requested_endpoint
@@ -51,9 +51,13 @@ from router.upstream.connection.eras import HostEra
 
 if TYPE_CHECKING:  # built only when configured (router.server.lifecycle.app)
     from router.audit import AuditTrail
+    from router.policy.quotas import QuotaBook, SharedBucketStore
     from router.server.code_mode.runs import CodeRuns
 
 __all__ = ["Mode", "RouterState"]
+
+_MADE = threading.Lock()
+"""Held while a part made on first need is made (a worker thread may be the first)."""
 
 MAX_PIN_SETS = 64
 """Endpoints' resolved pins kept at once (one per endpoint with its own `pin`)."""
@@ -99,8 +103,9 @@ class RouterState:
     """Code mode's programs (`router.server.code_mode.runs`); None in the other modes."""
     audit: AuditTrail | None = None
     """The audit trail (`router.audit`); None when none is kept."""
-    quotas: QuotaBook = field(default_factory=QuotaBook)
-    """Each principal's use against `router.quotas`, across reloads (this process's)."""
+    quota_buckets: SharedBucketStore | None = None
+    """Where `calls_per_minute` is counted across replicas (the store's); None: here."""
+    _quotas: QuotaBook | None = field(init=False, default=None)
     door: Door = field(default_factory=Door)
     """The servers behind the router, as the instructions and `search_tools` name them."""
     answered: anyio.Event = field(default_factory=anyio.Event)
@@ -125,6 +130,17 @@ class RouterState:
             self.store.status,
             held=lambda: [hold.record.server for hold in self.snapshot.held.values()],
         )
+
+    @property
+    def quotas(self) -> QuotaBook:
+        """Each principal's use against `router.quotas`, across reloads (this process's):
+        made by the first call metered (`router.server.calls.stages.meter`)."""
+        with _MADE:
+            if self._quotas is None:
+                from router.policy.quotas import QuotaBook
+
+                self._quotas = QuotaBook(shared=self.quota_buckets)
+            return self._quotas
 
     @property
     def settings(self) -> Settings:

@@ -31,12 +31,12 @@ from router.pinning.watching import watch_approvals
 from router.policy.rules import ToolPolicy
 from router.retrieval.types import DEFAULT, Ranking
 from router.server.listing.suggestions import NameMatcher
-from router.shaping.transforms import Transforms
 from router.store.base import VectorStore
 from router.store.local import LocalStore
 
 if TYPE_CHECKING:  # numpy and bm25s load in the first rebuild's worker thread
     from router.retrieval.retriever import Retriever
+    from router.shaping.transforms import Transforms  # configured only (`Settings`)
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class LiveIndex:
         transforms: Transforms | None = None,
     ) -> None:
         self._embedder = embedder
-        self._transforms = transforms or Transforms({})
+        self._transforms = transforms
         self._problems: frozenset[str] = frozenset()
         """What the transforms name that the upstreams lack, as last logged."""
         self.pinning = pinning or Pinning()
@@ -152,7 +152,7 @@ class LiveIndex:
     ) -> None:
         """A config applied while serving: the next rebuild, soon, uses these."""
         self._pins, self._policy, self._names = tuple(pins), policy, names
-        self._transforms = transforms or Transforms({})
+        self._transforms = transforms
         self._reconfigured = True
         self._dirty.set()
 
@@ -228,8 +228,12 @@ class LiveIndex:
                 wanted = self._catalog_specs(submitted)
                 if wanted == self._built_from and not rebuild_anyway:
                     return wanted, None
-                self._report(transforms.problems(submitted))
-                shaped = transforms.apply(wanted)
+                if transforms is None:  # none configured (`router.shaping` stays unimported)
+                    self._report(())
+                    shaped = wanted
+                else:
+                    self._report(transforms.problems(submitted))
+                    shaped = transforms.apply(wanted)
                 return wanted, self._allowed(Catalog.from_specs(shaped, self._names))
 
             wanted, prepared = await anyio.to_thread.run_sync(prepare)

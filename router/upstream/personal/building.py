@@ -14,7 +14,7 @@ from typing import Any
 import anyio.to_thread
 
 from router.config import RemoteServer, RouterConfig, StdioServer
-from router.config.personal import user_value_names
+from router.config.personal import is_personal, user_value_names
 from router.embedding.cache import default_cache_dir
 from router.store.records import Records
 from router.upstream.listing.cache import CachedListing, ListingCache
@@ -40,12 +40,6 @@ KEYS_HINT = (
     "no key of yours is stored for it: ask an operator to run "
     "`mcp-router secrets set {name} --principal {subject}`"
 )
-
-
-def is_personal(server: StdioServer | RemoteServer) -> bool:
-    """Whether each principal reaches `server` on a connection of its own: a sign-in per
-    user, token exchange, or per-user values (`${user:NAME}`)."""
-    return how_personal(server) is not None or bool(user_value_names(server))
 
 
 class PersonalBuilder:

@@ -9,10 +9,21 @@ tool that only alice's connection lists.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
 
-from router.upstream.personal.upstream import PersonalUpstream
 from router.upstream.upstream import Upstream
+
+if TYPE_CHECKING:
+    from router.upstream.personal.upstream import PersonalUpstream
+
+
+def _personal_type() -> type[PersonalUpstream] | None:
+    """`PersonalUpstream`, once loaded: before the pool makes a per-user upstream its module
+    is not imported (`router.upstream.per_user`), and then no upstream is one."""
+    module = sys.modules.get("router.upstream.personal.upstream")
+    return None if module is None else cast("type[PersonalUpstream]", module.PersonalUpstream)
 
 
 class OwnTools:
@@ -28,15 +39,21 @@ class OwnTools:
 
     def hides(self, server: str, tool: str) -> bool:
         """Whether `server`'s tool `tool` (its upstream name) is another principal's."""
+        personal = _personal_type()
+        if personal is None:
+            return False
         upstream = self._upstreams.get(server)
-        return isinstance(upstream, PersonalUpstream) and tool not in upstream.own_tools()
+        return isinstance(upstream, personal) and tool not in upstream.own_tools()
 
     def hidden(self) -> list[tuple[str, str]]:
         """Every (server, tool) of the per-user servers that the acting principal is not
         shown."""
         found: list[tuple[str, str]] = []
+        personal = _personal_type()
+        if personal is None:
+            return found
         for server, upstream in tuple(self._upstreams.items()):
-            if isinstance(upstream, PersonalUpstream):
+            if isinstance(upstream, personal):
                 own = upstream.own_tools()
                 found.extend((server, t.name) for t in upstream.tools if t.name not in own)
         return found
