@@ -74,16 +74,35 @@ class InvalidParams(RouterError):
 
 
 class ToolNotFound(InvalidParams):
-    """A tool name resolves to no tool in the catalog."""
+    """A tool name resolves to no tool in the catalog. `starting` and `down`: upstreams not
+    listed yet (still starting, or down before their first listing) whose tools the caller
+    may see: the name may be one of theirs, so the message says so, not only "unknown"."""
 
-    def __init__(self, name: str, suggestions: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        suggestions: tuple[str, ...] = (),
+        *,
+        starting: tuple[str, ...] = (),
+        down: tuple[str, ...] = (),
+    ) -> None:
+        unlisted = []
+        if starting:
+            unlisted.append(f"still starting: {', '.join(starting)} (call again in a moment)")
+        if down:
+            unlisted.append(f"down before listing its tools: {', '.join(down)}")
+        why = f" so far; not listed yet, {'; '.join(unlisted)}" if unlisted else ""
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"unknown tool {name!r}{hint}",
-            {"suggestions": list(suggestions)} if suggestions else None,
-        )
+        data: dict[str, Any] = {"suggestions": list(suggestions)} if suggestions else {}
+        if starting:
+            data["starting"] = list(starting)
+        if down:
+            data["down"] = list(down)
+        super().__init__(f"unknown tool {name!r}{why}{hint}", data or None)
         self.name = name
         self.suggestions = suggestions
+        self.starting = starting
+        self.down = down
 
 
 class ArgumentsInvalid(InvalidParams):

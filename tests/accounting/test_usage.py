@@ -19,6 +19,7 @@ from tests.conftest import make_catalog
 from tests.support.serving import raw_router, write_config
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "upstreams"
+STARTUP_WAIT = 60
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -98,10 +99,18 @@ def test_a_lift_reorders_close_candidates_but_cannot_pull_one_up_from_deep() -> 
 
 
 def _config(tmp_path: Path, **router: object) -> Path:
+    """The counting upstream, and a start-up wait (`timeouts.connect`) long enough for a
+    loaded machine: a call that came after it would hear its tool is not listed yet."""
     log = tmp_path / "calls.log"
     counting = [str(SCRIPTS / "counting.py"), str(log)]
     servers = {"count": {"command": sys.executable, "args": counting}}
-    return write_config(tmp_path, servers, cache_dir=str(tmp_path / "cache"), **router)
+    return write_config(
+        tmp_path,
+        servers,
+        cache_dir=str(tmp_path / "cache"),
+        timeouts={"connect": STARTUP_WAIT},
+        **router,
+    )
 
 
 @pytest.mark.processes
@@ -112,7 +121,7 @@ async def test_a_call_after_a_search_is_remembered_and_learn_false_keeps_nothing
     learning.mkdir()
     silent.mkdir()
     for folder, settings in ((learning, {}), (silent, {"learn": False})):
-        with anyio.fail_after(60):
+        with anyio.fail_after(STARTUP_WAIT + 60):
             async with raw_router(_config(folder, **settings), bm25_only=False) as router:
                 await router.initialize()
                 await router.search_text("record one call on the counter")

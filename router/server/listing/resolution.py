@@ -41,7 +41,9 @@ class ToolNames:
 
     async def resolve_when_ready(self, name: str) -> ToolRecord:
         """`resolve`, but a name unknown while upstreams are starting waits for them first:
-        `time__get_current_time` called a second after start is not an unknown tool. The
+        `time__get_current_time` called a second after start is not an unknown tool, and one
+        still unknown after that wait names the upstreams not listed yet (still starting,
+        or down before their first listing), as a search's answer does. The
         suggestions for a name still unknown are found in a worker thread: matching it
         against every tool name costs time that grows with the catalog, and a stream of
         bad names must not stall the event loop. A held tool is looked up in the pin store
@@ -57,9 +59,16 @@ class ToolNames:
         try:
             return self.resolve(name, suggest=False)
         except ToolNotFound:
-            view = self.settings().visibility.view()  # here: the worker thread has no request
+            visibility = self.settings().visibility
+            view = visibility.view()  # here: the worker thread has no request
             suggestions = await anyio.to_thread.run_sync(self.suggestions, name, view)
-            raise ToolNotFound(name, suggestions) from None
+            # Past the start-up wait, a name may still be a tool of an upstream not listed
+            # yet: say which, of those the caller may see, rather than only "unknown".
+            missing = self.readiness.coverage().seen_by(
+                lambda server: visibility.permits_server(view, server)
+            )
+            down = tuple(d.name for d in missing.down if not d.indexed)
+            raise ToolNotFound(name, suggestions, starting=missing.starting, down=down) from None
 
     def resolve(self, name: str, *, suggest: bool = True) -> ToolRecord:
         """The tool a client named, by qualified name; else `ToolNotFound`, with suggestions
