@@ -46,8 +46,11 @@ NEVER_BUILT = (
     "router.upstream.personal.accounts",
     "router.upstream.personal.upstream",
     "router.shaping",
+    "prometheus_client",
 )
-"""What a router with no per-user upstream, endpoint or tool transform never imports."""
+"""What a router with no per-user upstream, endpoint or tool transform never imports; over
+stdio nobody reads its metrics, so prometheus_client neither (the HTTP front's `/metrics`
+counts from its start: tests/server/http/test_metrics.py)."""
 NOT_BUILT = (*NEVER_BUILT, "router.policy.quotas")
 """What it has not imported before a request comes: the quotas' book is made by a metered
 call (their module loads with the call pipeline's, after the first answer)."""

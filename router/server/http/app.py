@@ -74,7 +74,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[FrontState]:
         async with router_state(config, shared, read_config=read_config) as state:
-            state.metrics.counts_tokens = True  # /metrics is served: count what listings save
+            state.metrics.serve()  # /metrics is served: count, what listings save included
             server = build_server(config, shared, state=state)
             endpoints = McpEndpoints(server, policy.max_body_bytes)
             async with endpoints.run():

@@ -8,6 +8,10 @@ Upstream states are read from the pool at scrape time, so they
 are always current. Tokens saved by a listing are counted when `/metrics` is scraped, never
 on the request path: counting loads tiktoken and, once per catalog generation, counts the
 full catalog, work that grows with it and that a server never scraped must not pay for.
+
+A router's own metrics (`RouterState.metrics`) record nothing, and prometheus_client stays
+unimported, until a front that serves `/metrics` calls `serve` (the HTTP front, at start):
+over stdio nobody can read them.
 """
 
 from __future__ import annotations
@@ -17,30 +21,30 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mcp.shared.exceptions import MCPError
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    InfoMetricFamily,
-    Metric,
-)
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from prometheus_client.registry import Collector
 
 from router import __version__
 from router.core.catalog import ToolRecord
 from router.core.errors import UpstreamProtocolError, UpstreamTimeout, UpstreamUnavailable
 from router.upstream.state import UpstreamState, UpstreamStatus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # prometheus_client: imported when metrics are served (`RouterMetrics.serve`)
+    from prometheus_client.core import Metric
+    from prometheus_client.registry import Collector
+
     from router.accounting.tokens import TokenCounter
     from router.store.base import StoreStatus
 
-CONTENT_TYPE = CONTENT_TYPE_LATEST
-"""The Prometheus text format, version 0.0.4."""
+
+def __getattr__(name: str) -> str:
+    if name == "CONTENT_TYPE":  # what `GET /metrics` answers in: prometheus_client's format
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        return CONTENT_TYPE_LATEST
+    raise AttributeError(name)
+
 
 SEARCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
@@ -76,9 +80,34 @@ class _Listings:
 
 
 class RouterMetrics:
-    """Every metric of one router; `exposition()` renders them for `GET /metrics`."""
+    """Every metric of one router; `exposition()` renders them for `GET /metrics`. With
+    `recording` False nothing is counted (nor prometheus_client imported) until `serve`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, recording: bool = True) -> None:
+        self.recording = False
+        self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
+        self._store: Callable[[], StoreStatus] | None = None
+        self._catalog_size: Callable[[], int] = lambda: 0
+        self._held: Callable[[], Iterable[str]] = tuple
+        self._pending: dict[int, _Listings] = {}
+        self._lock = threading.Lock()
+        self._counter: TokenCounter | None = None
+        self._full: tuple[int, int] | None = None  # (generation, tokens of the full list)
+        self.counts_tokens = False
+        """Set by a front that serves `/metrics`: only then are listings kept for counting."""
+        if recording:
+            self._record()
+
+    def serve(self) -> None:
+        """A front serves `/metrics`: count from now on, what listings save included."""
+        self.counts_tokens = True
+        self._record()
+
+    def _record(self) -> None:
+        if self.recording:
+            return
+        from prometheus_client import CollectorRegistry, Counter, Histogram
+
         self.registry = CollectorRegistry()
         registry = self.registry
         self.requests = Counter(
@@ -169,17 +198,8 @@ class RouterMetrics:
             ["quota"],
             registry=registry,
         )
-        self._statuses: Callable[[], Mapping[str, UpstreamStatus]] = dict
-        self._store: Callable[[], StoreStatus] | None = None
-        self._catalog_size: Callable[[], int] = lambda: 0
-        self._held: Callable[[], Iterable[str]] = tuple
-        registry.register(_LiveCollector(self))
-        self._pending: dict[int, _Listings] = {}
-        self._lock = threading.Lock()
-        self._counter: TokenCounter | None = None
-        self._full: tuple[int, int] | None = None  # (generation, tokens of the full list)
-        self.counts_tokens = False
-        """Set by a front that serves `/metrics`: only then are listings kept for counting."""
+        registry.register(cast("Collector", _LiveCollector(self)))
+        self.recording = True
 
     def watch(
         self,
@@ -196,15 +216,23 @@ class RouterMetrics:
             self._held = held
 
     def over_quota(self, quota: str) -> None:
+        if not self.recording:
+            return
         self.over_quota_calls.labels(quota).inc()
 
     def audit_written(self, ok: bool) -> None:
+        if not self.recording:
+            return
         self.audit_writes.labels("ok" if ok else "failed").inc()
 
     def request(self, surface: str, method: str) -> None:
+        if not self.recording:
+            return
         self.requests.labels(surface, method).inc()
 
     def searched(self, seconds: float, results: int) -> None:
+        if not self.recording:
+            return
         self.search_seconds.observe(seconds)
         self.search_results.inc(results)
         if not results:
@@ -213,6 +241,9 @@ class RouterMetrics:
     @contextmanager
     def upstream_call(self, upstream: str) -> Iterator[None]:
         """Count and time one forwarded call; an exception out of it counts as an error."""
+        if not self.recording:
+            yield
+            return
         started = perf_counter()
         try:
             yield
@@ -224,13 +255,19 @@ class RouterMetrics:
             self.upstream_call_seconds.labels(upstream).observe(perf_counter() - started)
 
     def code_run(self, outcome: str, seconds: float) -> None:
+        if not self.recording:
+            return
         self.code_runs.labels(outcome).inc()
         self.code_run_seconds.observe(seconds)
 
     def tool_error(self, upstream: str) -> None:
+        if not self.recording:
+            return
         self.upstream_errors.labels(upstream, "tool_error").inc()
 
     def listed(self, surface: str, count: int) -> None:
+        if not self.recording:
+            return
         self.tools_listed.labels(surface).inc(count)
 
     def listing_sent(
@@ -264,6 +301,8 @@ class RouterMetrics:
 
     def saved(self, surface: str, tokens: int) -> None:
         """Tokens a listing saved, counted by the caller (`/v1/route` has the figures)."""
+        if not self.recording:
+            return
         self.tokens_saved.labels(surface).inc(max(tokens, 0))
 
     def settle(self) -> None:
@@ -289,16 +328,21 @@ class RouterMetrics:
 
     def exposition(self) -> bytes:
         """The text format of every metric (call `settle` first)."""
+        from prometheus_client import generate_latest
+
+        self._record()
         return generate_latest(self.registry)
 
 
-class _LiveCollector(Collector):
+class _LiveCollector:
     """What is read at scrape time: each upstream's state and tools, the catalog's size."""
 
     def __init__(self, metrics: RouterMetrics) -> None:
         self._metrics = metrics
 
     def collect(self) -> Iterable[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+
         info = InfoMetricFamily("mcp_router", "The router's version")
         info.add_metric([], {"version": __version__})
         state = GaugeMetricFamily(

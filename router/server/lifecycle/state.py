@@ -88,8 +88,9 @@ class RouterState:
     key and nonce ledger the store's (`app.py` hands it to approvals, held calls and runs)."""
     store: VectorStore = field(default_factory=lambda: LocalStore(None))
     """Where the tool vectors live (`router.store`); its status shows in `/healthz`."""
-    metrics: RouterMetrics = field(default_factory=RouterMetrics)
-    """What `GET /metrics` shows; upstream states are read at scrape time."""
+    metrics: RouterMetrics = field(default_factory=lambda: RouterMetrics(recording=False))
+    """What `GET /metrics` shows; upstream states are read at scrape time. Nothing is
+    recorded until a front serving `/metrics` calls `RouterMetrics.serve` (not over stdio)."""
     connections: ConnectionMemory = field(default_factory=ConnectionMemory)
     held: HeldCalls = field(default_factory=HeldCalls)
     """2026-07-28 hosts' calls held open while a handshake-era upstream asks mid-call."""

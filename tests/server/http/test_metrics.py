@@ -292,3 +292,22 @@ def test_stdio_requests_have_no_http_request_and_unknown_methods_count_as_other(
     assert method_label("tools/call") == "tools/call"
     assert method_label("notifications/initialized") == "notifications/initialized"
     assert method_label("x/" + "a" * 100) == "other"
+
+
+def test_a_router_s_own_metrics_count_from_when_a_front_serves_them() -> None:
+    """`RouterState.metrics` records nothing over stdio (nobody can read it there); once
+    the HTTP front serves `/metrics` (`serve`), everything counts."""
+    metrics = RouterMetrics(recording=False)
+    metrics.request("stdio", "tools/list")
+    with metrics.upstream_call("s"):
+        pass
+    metrics.serve()
+    metrics.request("streamable-http", "tools/list")
+    samples = parse(metrics.exposition().decode())
+    assert value(samples, "mcp_router_requests_total", surface="stdio", method="tools/list") == 0
+    requests = value(
+        samples, "mcp_router_requests_total", surface="streamable-http", method="tools/list"
+    )
+    assert requests == 1
+    assert value(samples, "mcp_router_upstream_calls_total", upstream="s") == 0
+    assert metrics.counts_tokens
