@@ -68,12 +68,30 @@ def fixture_server(log: Path) -> Iterator[str]:
             process.stdout.close()
 
 
+TASKS: dict[str, dict[str, str]] = {
+    "greet": {"tasks": "never"},
+    "slow_compute": {"tasks": "always"},
+    "failing_job": {"tasks": "required"},
+    "protocol_error_job": {"tasks": "always"},
+    "confirm_delete": {"tasks": "always"},
+    "multi_input": {"tasks": "always"},
+}
+"""The task modes of the tasks scenarios' tools (`tests/conformance/fixture_tasks.py`), as a
+user would set them: the slow jobs and those that ask the user always run as tasks for a host
+that declared the extension, `greet` never, and `failing_job` cannot run without one (the
+suite registers it `taskSupport: required`: a host that did not declare the extension is
+refused); the others (`test_tool_with_task`) are `auto`, the default: a task once a call runs
+past `router.tasks.after_ms`."""
+
+
 def router_config(upstream: str, directory: Path, protocol: str = "auto") -> Path:
-    """Pass-through mode in front of one streamable-HTTP upstream that keeps its names;
+    """Pass-through mode in front of one streamable-HTTP upstream that keeps its names, with
+    the tasks scenarios' task modes (`TASKS`);
     `protocol` is how the router speaks to it (`auto`: the host's own era, 2026-07-28 when
     the host speaks it)."""
+    fixture = {"url": upstream, "prefix": False, "protocol": protocol, "tools": TASKS}
     config = {
-        "mcpServers": {"fixture": {"url": upstream, "prefix": False, "protocol": protocol}},
+        "mcpServers": {"fixture": fixture},
         "router": {"mode": "all", "cache_dir": str(directory / "cache")},
     }
     path = directory / "router.json"

@@ -54,10 +54,12 @@ ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,128}$")
 
 _GLOB = re.compile(r"[*?\[]")
 
-TaskMode = Literal["never", "auto", "always"]
+TaskMode = Literal["never", "auto", "always", "required"]
 """Whether a host that declared the tasks extension gets a call as a task
 (`router.config.servers.TaskSettings`): `never` (it answers in its request), `auto` (once it
-runs past `router.tasks.after_ms`, or asks the host something), `always` (at once)."""
+runs past `router.tasks.after_ms`, or asks the host something), `always` (at once),
+`required` (at once, and a call from a host that did not declare the extension is refused
+with `-32021` instead of answering in its request)."""
 
 
 def is_glob(key: str) -> bool:

@@ -29,8 +29,9 @@ An event store makes POST streams resumable, as the SSE polling scenario (SEP-16
 Subscriptions to `test://watched-resource` are kept (`resources/subscribe` up to 2025-11-25,
 by HTTP session; `subscriptions/listen` on 2026-07-28, the SDK's bus), and one tool beyond the
 suite's, `touch_watched_resource`, tells its subscribers that it changed, for the router's own
-tests. The tasks extension (SEP-2663) and skills (SEP-2640) are not here: the SDK implements
-neither.
+tests. The tasks scenarios' tools (`greet`, `slow_compute`, ...) are ordinary tools
+(`tests/conformance/fixture_tasks.py`): the SDK has no tasks (SEP-2663), so a call becomes a task
+only through the router. Skills (SEP-2640) are not here: the SDK does not implement them.
 
     python -m tests.conformance.fixture_server [--port 0]
 
@@ -66,6 +67,8 @@ from mcp.server.session import ServerSession
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel, Field
+
+from tests.conformance.fixture_tasks import register as register_tasks_tools
 
 PNG_1X1 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0g"
@@ -658,6 +661,11 @@ _lowlevel = app._lowlevel_server
 _lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
 _lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
 _lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
+# the tasks scenarios' tools, after the others: the header scenario calls the first listed tool
+# with no arguments
+register_tasks_tools(app)
 
 
 class MemoryEventStore(EventStore):

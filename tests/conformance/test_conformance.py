@@ -8,7 +8,9 @@ Without one, its tests skip, unless `MCP_ROUTER_REQUIRE_CONFORMANCE=1` (as `.ci/
 makes the missing install a failure. The rule: every scenario that passes directly passes
 through the router, but for the known gaps (`KNOWN_GAPS`, each with its reason), and the
 fixture passes every scenario but its own gaps (`FIXTURE_GAPS`: the tasks extension, which the
-SDK does not implement).
+SDK does not implement). The tasks scenarios (`tasks-*`, the 0.2.0 line) pass through the
+router, which runs the fixture's calls as tasks (`benchmarks.conformance_servers.TASKS`: the
+task modes a user would set), but for `TASK_GAPS`, each with its reason.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from benchmarks.conformance import (
     LINES,
     OUT,
     TABLE,
+    TASK_GAPS,
+    TASKS,
     LineRun,
     fixture_gap,
     load,
@@ -65,8 +69,27 @@ def test_the_known_gaps_still_fail_through_the_router(run: LineRun) -> None:
     assert fixed == [], "these pass through the router now (or fail directly): drop them"
 
 
+def test_the_tasks_scenarios_pass_through_the_router(run: LineRun) -> None:
+    gaps = TASK_GAPS.get(run.line, {})
+    failing = {
+        s: run.outcome("router", s).failures
+        for s in run.tasks_failing_through_router()
+        if s not in gaps
+    }
+    assert failing == {}
+    if run.line == "0.2.0":
+        assert len([s for s in run.scenarios if s.startswith(TASKS)]) >= 10
+
+
+def test_the_tasks_gaps_still_fail_through_the_router(run: LineRun) -> None:
+    gaps = TASK_GAPS.get(run.line, {})
+    fixed = [s for s in gaps if s not in run.tasks_failing_through_router()]
+    assert fixed == [], "these pass through the router now (or are not scenarios): drop them"
+
+
 def test_the_known_gaps_name_lines_of_the_suite() -> None:
     assert set(KNOWN_GAPS) <= set(LINES)
+    assert set(TASK_GAPS) <= set(LINES)
 
 
 def test_the_committed_results_cover_every_line() -> None:

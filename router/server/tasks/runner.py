@@ -4,7 +4,8 @@ A host that declares the tasks extension on a 2026-07-28 `tools/call` may get th
 task, by the tool's mode (`router.server.tasks.modes`): `always` at once, `auto` once it runs
 past `router.tasks.after_ms` or asks the host something (one that ends sooner answers in its
 request, as without the extension), `never` not at all. A client that did not declare it
-gets every call in its request, as before; so do code mode's programs.
+gets every call in its request, as before (but a `required` tool's: refused, `-32021`); so do
+code mode's programs.
 
 The call passes the pipeline once (`router.server.calls.pipeline`): resolve, validate,
 authorize, meter and audit happen in the request that creates the task; `forward` hands the
@@ -13,7 +14,7 @@ the request's context (its principal, endpoint and per-user sign-in). The caller
 flight (`ToolCall.slot`) is held until the upstream call ends, not the request. The result is
 cut to its server's token limit when it comes (the rest kept for `read_result`, for the
 principal), and kept up to `router.tasks.result_bytes`. Over a bound of the table an `auto`
-call answers in its request, an `always` one is refused."""
+call answers in its request, an `always` or `required` one is refused."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from router.server.calls.stages.limit import keeping
 from router.server.lifecycle.errors import jsonrpc_error, tool_error_result
 from router.server.results.limits import limit_result
 from router.server.tasks import trail
-from router.server.tasks.extension import declares_tasks
+from router.server.tasks.extension import declares_tasks, missing_extension
 from router.server.tasks.task import Task
 from router.server.tasks.wire import created
 from router.upstream.connection.capabilities import for_host
@@ -46,12 +47,16 @@ async def started(call: ToolCall) -> Answer | None:
     early); None: not one for a task, and `forward` runs it in the request."""
     tasks, tool = call.state.tasks, call.tool
     group = tasks.group
-    if not call.may_be_task or group is None or not declares_tasks(call.ctx):
+    if not call.may_be_task or group is None:
         return None
     mode = tasks.modes.mode_of(tool.server, tool.called_as)
+    if not declares_tasks(call.ctx):
+        if mode == "required":
+            raise missing_extension("tools/call")
+        return None
     if mode == "never":
         return None
-    task = tasks.admit(tool.qualified_name, trail.noting(call), required=mode == "always")
+    task = tasks.admit(tool.qualified_name, trail.noting(call), required=mode != "auto")
     if task is None:
         return None
     slot, call.slot = call.slot, None  # the task's call gives it back, not the request
