@@ -148,6 +148,26 @@ async def test_an_always_tool_runs_as_a_task_polled_to_its_result_by_its_princip
     assert all(task_id not in json.dumps(r) for r in records)
 
 
+async def test_a_required_tool_refuses_a_host_that_did_not_declare_the_extension(
+    provider: IdentityProvider, tmp_path: Path
+) -> None:
+    async with front(provider, tmp_path, gated_tasks="required") as hosts:
+        alice, plain = hosts["alice"], hosts["plain"]
+        with anyio.fail_after(60):
+            with pytest.raises(Refused) as refused:
+                await plain.call("gated__job", {"key": "plain"})
+            assert refused.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+            data = refused.value.data
+            assert data is not None and EXTENSION in data["requiredCapabilities"]["extensions"]
+            # its `never` tool still answers in the request; the declaring host gets a task
+            await plain.call("gated__release", {"key": "a"})
+            task = await alice.call("gated__job", {"key": "a"})
+            assert task["resultType"] == "task"
+            done = await alice.until(task["taskId"], "completed")
+            assert done["result"]["content"][0]["text"] == "done a"
+    assert "started plain" not in (tmp_path / "gated.log").read_text("utf-8").splitlines()
+
+
 async def test_a_cancelled_task_cancels_its_upstream_call_and_gives_back_its_place(
     provider: IdentityProvider, tmp_path: Path
 ) -> None:
