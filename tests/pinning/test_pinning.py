@@ -38,8 +38,14 @@ from router.pinning import PINS_FILE, Hold, Mode, Pinning, PinStore, SqlitePins,
 from router.pinning.matching import MAX_HELD_NOTED, HeldTool, HeldWords, noted
 from router.pinning.watching import watch_approvals
 from router.server.http.auth.security import SecurityPolicy
+from router.upstream.connection.transport import HTTP_TIMEOUT
 from tests.support.http_serving import config as http_config
-from tests.support.http_serving import http_front, streamable_client, until_ready
+from tests.support.http_serving import (
+    http_front,
+    streamable_client,
+    until_indexed,
+    until_ready,
+)
 from tests.support.identity_provider import running_provider
 from tests.support.serving import ROOT, User, router_parameters, write_config
 from tests.upstream.test_upstream_pool import first_text, script
@@ -250,7 +256,10 @@ async def test_code_mode_and_the_llm_api_search_name_a_held_tool_too(tmp_path: P
     )
     async with http_front(cfg) as front:
         with anyio.fail_after(LIMIT):
-            async with httpx2.AsyncClient(base_url=front.url) as http:
+            # indexed first (the router's own wait ends at its connect timeout, 10 s, which a
+            # loaded machine can pass), and LIMIT bounds the search, not httpx's default 5 s
+            await until_indexed(front.state)
+            async with httpx2.AsyncClient(base_url=front.url, timeout=HTTP_TIMEOUT) as http:
                 body = {"query": "dictionary word", "format": "mcp"}
                 api = await http.post("/v1/search", json=body)
             async with streamable_client(front.mcp, {}) as client:

@@ -13,6 +13,7 @@ import anyio
 import httpx2
 import pytest
 
+from router.upstream.connection.transport import HTTP_TIMEOUT
 from tests.support.http_serving import http_child, terminated
 from tests.support.ports import free_port
 from tests.support.serving import NO_TORCH, raw_router, write_config
@@ -25,6 +26,16 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 installed = upstream_tests.installed
+
+STARTUP_WAIT = 60
+"""The router's start-up wait (`timeouts.connect`) in these tests: a search waits for the
+model and the time server that long, enough for a loaded machine (the default is 10 s)."""
+
+
+def served(installed: Installed, tmp_path: Path) -> Path:
+    """A config of the time server, with the start-up wait `STARTUP_WAIT`."""
+    servers = {"time": upstream_tests.time_server(installed)}
+    return write_config(tmp_path, servers, timeouts={"connect": STARTUP_WAIT})
 
 
 def no_torch_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -87,9 +98,9 @@ def test_inspect_runs_without_torch(installed: Installed, tmp_path: Path) -> Non
 async def test_stdio_serve_ranks_with_the_model_without_torch(
     installed: Installed, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path, {"time": upstream_tests.time_server(installed)})
+    config = served(installed, tmp_path)
     async with raw_router(config, bm25_only=False, launcher=NO_TORCH) as router:
-        with anyio.fail_after(60):
+        with anyio.fail_after(STARTUP_WAIT + 60):
             await router.initialize()
             found = await router.call("search_tools", {"query": "what time is it in Tokyo"})
             await router.finish()
@@ -104,13 +115,16 @@ async def test_stdio_serve_ranks_with_the_model_without_torch(
 async def test_http_serve_ranks_with_the_model_without_torch(
     installed: Installed, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path, {"time": upstream_tests.time_server(installed)})
+    config = served(installed, tmp_path)
     port = free_port()
     config_args = ["--config", str(config)]
     command = [sys.executable, *NO_TORCH, "serve", "--http", "--port", str(port), *config_args]
     async with http_child(command, tmp_path / "router.log") as process:
-        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-            with anyio.fail_after(60):
+        # the search waits for the model and the upstream: bounded by fail_after, not by
+        # httpx's default 5 s read timeout
+        address = f"http://127.0.0.1:{port}"
+        async with httpx2.AsyncClient(base_url=address, timeout=HTTP_TIMEOUT) as http:
+            with anyio.fail_after(STARTUP_WAIT + 60):
                 while True:  # a child process offers no event to wait on: wait for its port
                     try:
                         routed = await http.post(

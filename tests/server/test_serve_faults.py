@@ -60,9 +60,12 @@ async def test_stdout_carries_only_json_rpc_while_upstreams_write_junk(
         "noisy": script("noisy"),  # junk on stdout before and between messages, and stderr
         "time": installed.pypi("time", "mcp-server-time"),
     }
-    config = write_config(tmp_path, servers)
+    # Three upstreams start at once, the word server slowly (its imports): on a loaded
+    # machine that takes more than the default connect timeout (10 s) and this test's
+    # former 40 s; each upstream gets a minute, the whole two.
+    config = write_config(tmp_path, servers, timeouts={"connect": 60})
     async with raw_router(config) as router:
-        with anyio.fail_after(40):
+        with anyio.fail_after(120):
             await router.initialize()
             await until_indexed(router.search_text)
             await router.result("tools/list")
