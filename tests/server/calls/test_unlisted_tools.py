@@ -4,7 +4,8 @@ A call at start waits for the starting upstreams until the router's start-up wai
 (`timeouts.connect`, `router/server/listing/resolution.py`). An upstream given a longer
 connect timeout of its own may still be starting after it: a name the router cannot find
 then is not simply "unknown" (the model would conclude the tool does not exist); the error
-names the upstreams not listed yet, as a search's answer does, and says to call again.
+names the upstreams not listed yet, as a search's answer does, and says to call again;
+only those the caller may see (`router.profiles`), as a search's answer names them.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ async def test_a_call_past_the_start_up_wait_names_the_upstreams_not_listed_yet(
     servers = {
         "hanging": script("silent", timeouts={"connect": 120}),  # never answers initialize
         "broken": {"command": str(tmp_path / "no-such-server")},  # cannot start at all
+        "secret": script("silent", timeouts={"connect": 120}),  # starting, and hidden:
     }
-    config = write_config(tmp_path, servers, timeouts={"connect": 0.5})
+    hidden = {"default": {"deny": ["secret/*"]}}  # stdio's caller is `default`: not named
+    config = write_config(tmp_path, servers, timeouts={"connect": 0.5}, profiles=hidden)
     async with raw_router(config) as router:
         with anyio.fail_after(60):
             await router.initialize()
