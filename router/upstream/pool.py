@@ -26,9 +26,8 @@ from router.config.diff import ConfigDiff
 from router.config.personal import is_personal
 from router.core.catalog import ToolSpec
 from router.core.errors import UpstreamUnavailable
-from router.embedding.cache import default_cache_dir
 from router.store.records import Records
-from router.upstream.auth.upstreams import UpstreamAuth, login_hint
+from router.upstream.auth import remote_auth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.connection.eras import HostEra
 from router.upstream.connection.host_requests import HostRequests, InputAnswers
@@ -187,7 +186,6 @@ class UpstreamPool:
         lazy: bool,
         cached: CachedListing | None,
     ) -> Upstream:
-        credentials_dir = config.router.cache_dir or default_cache_dir()
         if is_personal(server):
             options = {
                 "timeouts": config.timeouts_for(name),
@@ -207,17 +205,7 @@ class UpstreamPool:
             memory=self._memory,
             backoff=self._backoff,
             host=self._host,
-            auth=(
-                UpstreamAuth(
-                    name,
-                    server,
-                    credentials_dir,
-                    login_hint(name, config.source),
-                    self._credentials,
-                )
-                if isinstance(server, RemoteServer)
-                else None
-            ),
+            auth=remote_auth(config, name, server, self._credentials),
             era=self._era,
             lazy=lazy,
             cached=cached,

@@ -15,7 +15,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import mcp_types as types
@@ -29,7 +29,6 @@ from router.config import EffectiveTimeouts, RemoteServer, StdioServer
 from router.core.catalog import ToolSpec
 from router.core.changes import Changes
 from router.core.errors import SignInNeeded, ToolNotFound, UpstreamUnavailable
-from router.upstream.auth.upstreams import ConnectionAuth
 from router.upstream.backoff import BackoffPolicy
 from router.upstream.connection.capabilities import carry_host_capabilities
 from router.upstream.connection.eras import HostEra, mirrored_mode
@@ -63,6 +62,8 @@ from router.upstream.listing.resource_watch import OnUpdate, ResourceWatches
 from router.upstream.state import UpstreamState, UpstreamStatus
 from router.upstream.stderr import StderrTail
 
+if TYPE_CHECKING:  # a remote upstream's sign-in: loaded with the first (`remote_auth`)
+    from router.upstream.auth.upstreams import ConnectionAuth
 logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcp-router", version=__version__)

@@ -46,9 +46,12 @@ NEVER_BUILT = (
     "router.upstream.personal.accounts",
     "router.upstream.personal.upstream",
     "router.shaping",
+    "router.upstream.auth.upstreams",
+    "mcp.client.auth",
     "prometheus_client",
 )
-"""What a router with no per-user upstream, endpoint or tool transform never imports; over
+"""What a router with no per-user or remote upstream, endpoint or tool transform never
+imports (the OAuth client loads with a remote upstream's sign-in); over
 stdio nobody reads its metrics, so prometheus_client neither (the HTTP front's `/metrics`
 counts from its start: tests/server/http/test_metrics.py)."""
 NOT_BUILT = (*NEVER_BUILT, "router.policy.quotas")
