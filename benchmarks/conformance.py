@@ -65,15 +65,7 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {"0.1.16": {}, "0.2.0": {}}
 """Per line of the suite, the scenarios that pass directly and fail through the router, and
 why (the tests hold each to failing until it is dropped from here)."""
 
-TASK_GAPS: dict[str, dict[str, str]] = {
-    "0.1.16": {},
-    "0.2.0": {
-        "tasks-mrtr-composition": "an `auto` call whose 2026-07-28 upstream answers "
-        "`InputRequiredResult` at once becomes a task `input_required` (the router's rule: a call "
-        "that asks the host something becomes a task), where the scenario wants the "
-        "`InputRequiredResult` itself; and the host's retry with its answers never becomes a task",
-    },
-}
+TASK_GAPS: dict[str, dict[str, str]] = {"0.1.16": {}, "0.2.0": {}}
 """Per line of the suite, the tasks scenarios that fail through the router (where the router
 runs the fixture's calls as tasks, `benchmarks/conformance_servers.TASKS`), and why (the tests
 hold each to failing until it is dropped from here)."""

@@ -36,6 +36,7 @@ from router.server.tasks.extension import declares_tasks, missing_extension
 from router.server.tasks.task import Task
 from router.server.tasks.wire import created
 from router.upstream.connection.capabilities import for_host
+from router.upstream.connection.host_requests import InputAnswers
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,9 @@ async def _work(call: ToolCall, task: Task, slot: Callable[[], None] | None) -> 
         with task.scope:
             task.scope.deadline = anyio.current_time() + (task.expires - time.time())
             result = await _call_upstream(call, task)
+            if isinstance(result, types.InputRequiredResult):
+                _asked(task, result)
+                return
             tokens = call.state.settings.result_tokens_for(call.tool.server)
             _keep(call, task, await limit_result(result, tokens, keeping(call.ctx, call.state)))
         if task.scope.cancelled_caught and not task.cancelled:
@@ -103,15 +107,41 @@ async def _work(call: ToolCall, task: Task, slot: Callable[[], None] | None) -> 
             await task.changed()
 
 
-async def _call_upstream(call: ToolCall, task: Task) -> types.CallToolResult:
+async def _call_upstream(
+    call: ToolCall, task: Task
+) -> types.CallToolResult | types.InputRequiredResult:
+    """The upstream's answer. A 2026-07-28 upstream's round (a new `auto` call's, or any
+    retry's, with the host's answers) may answer `InputRequiredResult`: before the call is a
+    task that is the answer in the request; after, the call runs again, its questions the
+    task's (the SDK's own rounds, through `relay`)."""
     state, tool, ctx = call.state, call.tool, call.ctx
     try:
         async with state.relay.calling(ctx, tool.server, held=task):
             with for_host(ctx.session.client_capabilities):
+                answers = _round(call)
+                if answers is not None:
+                    answer = await state.pool.call_tool_round(
+                        tool.server, tool.called_as, call.arguments, answers=answers
+                    )
+                    if isinstance(answer, types.CallToolResult) or not task.visible:
+                        return answer
                 return await state.pool.call_tool(tool.server, tool.called_as, call.arguments)
     except UpstreamError as exc:  # the model reads it, as a call in a request would
         logger.warning("task call to %s failed: %s", tool.qualified_name, exc)
         return tool_error_result(exc)
+
+
+def _round(call: ToolCall) -> InputAnswers | None:
+    """The host's answers, when the call goes to its upstream as a 2026-07-28 round: a
+    retry's answers must reach it, and a new `auto` call's question may go back in the
+    request; None: the SDK's own rounds."""
+    answers, tool = call.answers, call.tool
+    if answers is None or not call.state.pool.upstream(tool.server).speaks_modern:
+        return None
+    if answers.responses or answers.state is not None:
+        return answers
+    auto = call.state.tasks.modes.mode_of(tool.server, tool.called_as) == "auto"
+    return answers if auto else None
 
 
 def _keep(call: ToolCall, task: Task, result: types.CallToolResult) -> None:
@@ -125,8 +155,20 @@ def _keep(call: ToolCall, task: Task, result: types.CallToolResult) -> None:
     task.result.pop("resultType", None)
 
 
+def _asked(task: Task, asked: types.InputRequiredResult) -> None:
+    """A round's questions, the answer in the request of a call not yet a task; one that
+    became a task meanwhile fails, saying so."""
+    if task.visible:
+        message = "mcp-router: the upstream asked for input after the call became a task"
+        task.error = {"code": types.INTERNAL_ERROR, "message": message}
+        return
+    task.result = asked.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def _early(task: Task) -> Answer:
     """An `auto` call that ended before it became a task: its answer in the request."""
+    if task.result is not None and task.result.get("resultType") == "input_required":
+        return types.InputRequiredResult.model_validate(task.result)
     if task.result is not None:
         return types.CallToolResult.model_validate(task.result)
     error = task.error or {"code": types.INTERNAL_ERROR, "message": "no result"}

@@ -65,8 +65,12 @@ async def forward(call: ToolCall) -> None:
 async def _answer(call: ToolCall, progress: ProgressFnT | None) -> Answer:
     ctx, state, tool, answers = call.ctx, call.state, call.tool, call.answers
     retry = answers is not None and (answers.responses or answers.state) is not None
-    if not retry and call.seal is None:  # a new call, which may run on as a task
-        task = await passthrough.passed(call, progress) or await tasks.started(call)
+    if call.seal is None and (not retry or not _held_here(call)):
+        # a new call, or a 2026-07-28 upstream's round retried with the host's answers, may
+        # run on as a task (the router's own: the upstream's are new calls' only)
+        task = (None if retry else await passthrough.passed(call, progress)) or (
+            await tasks.started(call)
+        )
         if task is not None:
             return task
     if is_modern(ctx) and call.seal is None and _held_here(call):
