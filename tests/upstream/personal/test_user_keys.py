@@ -91,7 +91,9 @@ def _config(
 async def _secrets(file: Path, *args: str, value: str | None = None) -> str:
     """`mcp-router secrets ...` as an operator runs it (a value on stdin, never argv)."""
     command = [sys.executable, "-m", "router", "secrets", *args, "--config", str(file)]
-    done = await anyio.run_process(command, input=value.encode() if value else None, cwd=ROOT)
+    stdin = value.encode() if value else None
+    done = await anyio.run_process(command, input=stdin, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr.decode()
     return done.stdout.decode()
 
 
@@ -226,7 +228,11 @@ async def test_an_operator_s_secrets_set_and_revoke_are_on_the_trail_beside_a_se
                 asked, _ = await _as(front, provider, "alice", "gh__sign_in")  # a router line
                 assert asked.is_error
                 await _secrets(file, "set", "gh", "--principal", "alice", value=KEYS["alice"])
+                # the waiting connection looks for a stored key every key_entry.POLL (1 s):
+                # calling again, as the error says, reaches the upstream once it has looked
                 opened, _ = await _as(front, provider, "alice", "gh__sign_in")
+                while opened.is_error and "sign-in needed" in _text(opened):
+                    opened, _ = await _as(front, provider, "alice", "gh__sign_in")
                 assert not opened.is_error, _text(opened)
                 ran, _ = await _as(front, provider, "alice", "gh__whoami")  # after the CLI's
                 assert _text(ran) == "noted", _text(ran)
