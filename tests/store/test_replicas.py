@@ -10,7 +10,8 @@ listings, calls by name and through `call_tool`): stateless 2026-07-28 clients, 
 session clients and HTTP+SSE session clients, with the soak's request and tally pieces
 (`benchmarks/soak/traffic.py`). Once `KILL_AFTER` requests have been answered, the replica
 holding the most legacy sessions (an SSE one among them) gets SIGKILL. Stateless clients must
-see no failure (HAProxy retries what the dead replica never answered); a session client whose
+see no failure (HAProxy retries what the dead replica never answered) but an answer the dead
+replica had begun, cut mid-body, at most once each; a session client whose
 session died sees one failure, opens a new session (reconnects) and finishes its requests.
 The figures go to `test-output/replicas.json`.
 
@@ -544,10 +545,15 @@ async def test_three_replicas_behind_haproxy_survive_losing_one(deployment: Depl
     assert all(c.answered == REQUESTS_PER_CLIENT for c in clients)
     assert 0 < kill.answered_before < answered
     assert balancer["marked_down"], deployment.balancer.log()[-3000:]
-    # Stateless clients saw nothing: HAProxy retried what the dead replica never answered.
+    # Stateless clients saw nothing HAProxy could retry: it retries what the dead replica never
+    # answered. Only an answer the replica had begun (its headers sent, the body cut by the
+    # SIGKILL: no balancer can retry that) may fail, once for a client, which goes on anew.
+    cut = "peer closed connection without sending complete message body"
     stateless = [c for c in clients if c.kind == "stateless"]
-    assert [c.tally.errors for c in stateless if c.tally.failures] == []
-    assert sum(c.reconnects for c in stateless) == 0
+    broken = [c for c in stateless if c.tally.failures]
+    assert all(cut in e for c in broken for e in c.tally.errors), [c.tally.errors for c in broken]
+    assert all(sum(c.tally.failures.values()) == 1 == c.reconnects for c in broken), broken
+    assert sum(c.reconnects for c in stateless if not c.tally.failures) == 0
     # A session client whose session died saw its request fail, reconnected once and went
     # on without another failure; the others saw nothing. An SSE session was among the dead.
     assert "sse" in kill.sessions_on_victim, kill
